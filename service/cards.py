@@ -1,0 +1,86 @@
+"""Cards: parsing every accepted notation, canonical printing (RULES §1).
+
+A card is an ``int`` 0..51 (``rank * 4 + suit``) so that the evaluator can index
+tables with it directly; :class:`Card` only adds names and printing.
+
+>>> parse_card("10♥")
+Card('TH')
+>>> str(parse_card("as"))
+'AS'
+>>> parse_card("1S")
+Traceback (most recent call last):
+...
+service.cards.CardError: '1S': unknown rank '1' (use 2-9, T or 10, J, Q, K, A)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+RANKS = "23456789TJQKA"
+SUITS = "SCDH"
+SUIT_SYMBOLS = "♠♣♦♥"
+ACE = RANKS.index("A")
+RED_SUITS = frozenset({SUITS.index("D"), SUITS.index("H")})
+
+_RANK_ALIASES = {r: i for i, r in enumerate(RANKS)} | {"10": RANKS.index("T")}
+_SUIT_ALIASES = {s: i for i, s in enumerate(SUITS)} | {s: i for i, s in enumerate(SUIT_SYMBOLS)}
+
+
+class CardError(ValueError):
+    """A card text that names no card; the message says exactly why."""
+
+
+class Card(int):
+    """One of the 52 cards; compares and hashes as its index."""
+
+    __slots__ = ()
+
+    @property
+    def rank(self) -> int:
+        return self >> 2
+
+    @property
+    def suit(self) -> int:
+        return self & 3
+
+    @property
+    def is_red(self) -> bool:
+        return (self & 3) in RED_SUITS
+
+    def __str__(self) -> str:
+        return RANKS[self >> 2] + SUITS[self & 3]
+
+    def __repr__(self) -> str:
+        return f"Card({str(self)!r})"
+
+
+DECK: tuple[Card, ...] = tuple(Card(i) for i in range(52))
+
+
+def parse_card(text: object) -> Card:
+    """Read one card in any accepted notation: ``AS``, ``as``, ``10H``, ``T♥``."""
+    if not isinstance(text, str):
+        raise CardError(f"a card must be a string such as 'AS', not {type(text).__name__}")
+    if not text:
+        raise CardError("empty card text")
+    if len(text) > 3 or any(c.isspace() for c in text):
+        raise CardError(f"{text!r}: a card is a rank then a suit with no spaces, such as 'AS' or '10♥'")
+    if len(text) < 2:
+        raise CardError(f"{text!r}: a card is a rank then a suit, such as 'AS'")
+    rank_text, suit_text = text[:-1].upper(), text[-1].upper()
+    rank = _RANK_ALIASES.get(rank_text)
+    suit = _SUIT_ALIASES.get(suit_text)
+    if rank is None:
+        raise CardError(f"{text!r}: unknown rank {text[:-1]!r} (use 2-9, T or 10, J, Q, K, A)")
+    if suit is None:
+        raise CardError(f"{text!r}: unknown suit {text[-1]!r} (use S C D H or ♠ ♣ ♦ ♥)")
+    return DECK[rank * 4 + suit]
+
+
+def parse_cards(texts: Iterable[object]) -> tuple[Card, ...]:
+    return tuple(parse_card(t) for t in texts)
+
+
+def format_cards(cards: Sequence[int]) -> list[str]:
+    return [str(DECK[c]) for c in cards]

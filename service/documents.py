@@ -1,0 +1,88 @@
+"""One place that turns a JSON document into a JSON answer, for the CLI and the API.
+
+Each operation takes the parsed request and returns the response body, or raises
+:class:`~service.scoring.RoomRejected` (422). Parsing itself is strict: no
+``NaN``/``Infinity``, no duplicate keys, no runaway nesting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from service.patterns import PATTERN_NAMES
+from service.requests import load_arrangement, load_room
+from service.rulesets import POSITIONS
+from service.scoring import arrangement_foul, qualifying_patterns, score
+from service.serialize import hands_json, result_json, split_json
+
+
+class BadDocument(ValueError):
+    """The body is not a JSON document this service reads (HTTP 400)."""
+
+
+def _no_constants(name: str) -> Any:
+    raise BadDocument(f"{name} is not JSON")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise BadDocument(f"the key {key[:64]!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def loads(body: bytes | str) -> Any:
+    """Parse a request body, or raise :class:`BadDocument` saying why."""
+    try:
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError as error:
+        raise BadDocument(f"the body is not UTF-8 (byte {error.start})") from error
+    try:
+        return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as error:
+        raise BadDocument(f"not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from error
+    except RecursionError as error:
+        raise BadDocument("the document nests too deeply") from error
+
+
+def score_document(raw: Any) -> dict[str, Any]:
+    return result_json(score(load_room(raw)))
+
+
+def evaluate_document(raw: Any) -> dict[str, Any]:
+    """Name the hands of one arrangement, say whether it fouls, list its patterns."""
+    ruleset, arrangement = load_arrangement(raw)
+    table = ruleset.hands
+    hands = {p: table.describe(arrangement[p]) for p in POSITIONS}
+    reason = arrangement_foul(hands)
+    cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
+    found = qualifying_patterns(cards, hands, reason is not None, ruleset)
+    patterns = [
+        {
+            "pattern": row.pattern,
+            "units": row.units,
+            "strength": row.strength,
+            "name": PATTERN_NAMES[row.pattern][1],
+            "name_en": PATTERN_NAMES[row.pattern][0],
+            "split": split_json(found[row.pattern]),
+        }
+        for row in ruleset.instant_wins
+        if row.pattern in found
+    ]
+    return {
+        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        "hands": hands_json(hands, ruleset),
+        "fouled": reason is not None,
+        "foul_reason": reason,
+        "instant_wins": patterns,
+    }
+
+
+OPERATIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "score": score_document,
+    "evaluate": evaluate_document,
+}

@@ -1,0 +1,294 @@
+"""Hand evaluation (RULES §2): 3- and 5-card hands on one strength scale.
+
+A hand's strength is one ``int``: the category, then the comparison vector of
+§2.2 as base-14 digits (a rank ``r`` is the digit ``r + 1``; a missing card is
+0). A 3-card hand is padded with zeros, so that ``front > middle`` is a single
+comparison and a 3-card hand equal to the top of a 5-card hand is never the
+stronger one (§2.2, "front against middle").
+
+The tables are built once, declaratively, from one line per category in
+strength order; ``wheel`` only changes the order of the straights.
+
+>>> table = hand_table("second")
+>>> table.describe(parse_hand("KS KH 9D")).category.id, table.describe(parse_hand("KD KC QS 3C 2C")).category.id
+('pair', 'pair')
+>>> table.evaluate3(parse_hand("KS KH AD")) > table.evaluate5(parse_hand("KD KC QS 3C 2C"))
+True
+>>> table.evaluate3(parse_hand("KS KH QD")) > table.evaluate5(parse_hand("KD KC QS 3C 2C"))
+False
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from service.cards import ACE, DECK, Card, parse_card
+
+Wheel = Literal["second", "lowest"]
+
+DIGITS = 5
+BASE = 14
+CATEGORY_UNIT: int = BASE**DIGITS
+
+
+class Category(enum.IntEnum):
+    """The hand categories of §2.1, weakest first; the value is the rank."""
+
+    HIGH_CARD = 0
+    PAIR = 1
+    TWO_PAIR = 2
+    THREE_OF_A_KIND = 3
+    STRAIGHT = 4
+    FLUSH = 5
+    FULL_HOUSE = 6
+    FOUR_OF_A_KIND = 7
+    STRAIGHT_FLUSH = 8
+
+    @property
+    def id(self) -> str:
+        return self.name.lower()
+
+    @property
+    def name_vi(self) -> str:
+        return _CATEGORY_NAMES[self][1]
+
+    @property
+    def name_en(self) -> str:
+        return _CATEGORY_NAMES[self][0]
+
+
+class Kind(enum.StrEnum):
+    """Named sub-kinds (§2.1): they add no category, only bonuses and names."""
+
+    ROYAL_FLUSH = "royal_flush"
+    STEEL_WHEEL = "steel_wheel"
+    FOUR_ACES = "four_aces"
+    TRIP_ACES = "trip_aces"
+
+    @property
+    def name_vi(self) -> str:
+        return _KIND_NAMES[self][1]
+
+    @property
+    def name_en(self) -> str:
+        return _KIND_NAMES[self][0]
+
+
+_CATEGORY_NAMES = {
+    Category.HIGH_CARD: ("High card", "Mậu thầu"),
+    Category.PAIR: ("Pair", "Đôi"),
+    Category.TWO_PAIR: ("Two pair", "Thú"),
+    Category.THREE_OF_A_KIND: ("Three of a kind", "Sám"),
+    Category.STRAIGHT: ("Straight", "Sảnh"),
+    Category.FLUSH: ("Flush", "Thùng"),
+    Category.FULL_HOUSE: ("Full house", "Cù lũ"),
+    Category.FOUR_OF_A_KIND: ("Four of a kind", "Tứ quý"),
+    Category.STRAIGHT_FLUSH: ("Straight flush", "Thùng phá sảnh"),
+}
+_KIND_NAMES = {
+    Kind.ROYAL_FLUSH: ("Royal flush", "Thùng phá sảnh thượng"),
+    Kind.STEEL_WHEEL: ("Steel wheel", "Thùng phá sảnh hạ"),
+    Kind.FOUR_ACES: ("Four aces", "Tứ quý Át"),
+    Kind.TRIP_ACES: ("Trip aces", "Sám Át"),
+}
+
+WHEEL_RANKS = frozenset({ACE, 0, 1, 2, 3})
+BROADWAY_RANKS = frozenset(range(8, 13))
+_PLAIN_STRAIGHTS = [frozenset(range(low, low + 5)) for low in range(0, 8)]  # 2-6 … 9-K
+
+STRAIGHT_ORDERS: dict[Wheel, tuple[frozenset[int], ...]] = {
+    "second": (*_PLAIN_STRAIGHTS, WHEEL_RANKS, BROADWAY_RANKS),
+    "lowest": (WHEEL_RANKS, *_PLAIN_STRAIGHTS, BROADWAY_RANKS),
+}
+"""Straights weakest first, by the ruleset's ``wheel`` setting (§2.2)."""
+
+# Per card: a rank key whose sum identifies the rank multiset of a hand (no rank
+# appears 5 times), and a suit bit whose AND over a hand is non-zero for a flush.
+RANK_KEY: tuple[int, ...] = tuple(5 ** (c >> 2) for c in range(52))
+SUIT_BIT: tuple[int, ...] = tuple(1 << (c & 3) for c in range(52))
+
+
+def rank_key(ranks: Sequence[int]) -> int:
+    return sum(5**r for r in ranks)
+
+
+def _strength(category: Category, digits: Sequence[int]) -> int:
+    value = 0
+    for position in range(DIGITS):
+        value = value * BASE + (digits[position] if position < len(digits) else 0)
+    return int(category) * CATEGORY_UNIT + value
+
+
+def _multisets(counts: Sequence[int]) -> Iterator[list[int]]:
+    """Every rank vector of a count pattern such as (2, 1, 1): groups by count,
+    each group high to low, in the order §2.2 compares them."""
+    groups = [(count, len(list(same))) for count, same in itertools.groupby(counts)]
+
+    def fill(group: int, used: frozenset[int]) -> Iterator[list[int]]:
+        if group == len(groups):
+            yield []
+            return
+        count, how_many = groups[group]
+        free = [r for r in reversed(range(13)) if r not in used]
+        for chosen in itertools.combinations(free, how_many):
+            for rest in fill(group + 1, used | set(chosen)):
+                yield [r for r in chosen for _ in range(count)] + rest
+
+    yield from fill(0, frozenset())
+
+
+def _is_straight(ranks: Sequence[int]) -> bool:
+    return frozenset(ranks) in STRAIGHT_ORDERS["second"] and len(set(ranks)) == 5
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of the declarative table: a category and the hands it holds."""
+
+    category: Category
+    counts: tuple[int, ...]
+    suited: bool | None  # True: flush only; False: not a flush; None: either
+    straight: bool | None = None
+
+
+FIVE_CARD_LINES = (
+    _Line(Category.HIGH_CARD, (1, 1, 1, 1, 1), suited=False, straight=False),
+    _Line(Category.PAIR, (2, 1, 1, 1), suited=None),
+    _Line(Category.TWO_PAIR, (2, 2, 1), suited=None),
+    _Line(Category.THREE_OF_A_KIND, (3, 1, 1), suited=None),
+    _Line(Category.STRAIGHT, (1, 1, 1, 1, 1), suited=False, straight=True),
+    _Line(Category.FLUSH, (1, 1, 1, 1, 1), suited=True, straight=False),
+    _Line(Category.FULL_HOUSE, (3, 2), suited=None),
+    _Line(Category.FOUR_OF_A_KIND, (4, 1), suited=None),
+    _Line(Category.STRAIGHT_FLUSH, (1, 1, 1, 1, 1), suited=True, straight=True),
+)
+THREE_CARD_LINES = (
+    _Line(Category.HIGH_CARD, (1, 1, 1), suited=None),
+    _Line(Category.PAIR, (2, 1), suited=None),
+    _Line(Category.THREE_OF_A_KIND, (3,), suited=None),
+)
+
+
+@dataclass(frozen=True, order=True)
+class HandValue:
+    """An evaluated hand; hands compare by strength alone (suits never rank)."""
+
+    strength: int
+    category: Category = Category.HIGH_CARD
+    kind: Kind | None = None
+    cards: tuple[Card, ...] = ()
+
+    @property
+    def name_vi(self) -> str:
+        return self.kind.name_vi if self.kind else self.category.name_vi
+
+    @property
+    def name_en(self) -> str:
+        return self.kind.name_en if self.kind else self.category.name_en
+
+    @property
+    def most_specific(self) -> tuple[str, ...]:
+        """Bonus-table keys this hand matches, most specific first (§5)."""
+        return (self.kind.value, self.category.id) if self.kind else (self.category.id,)
+
+
+class HandTable:
+    """Lookup tables for one ``wheel`` setting; build with :func:`hand_table`."""
+
+    def __init__(self, wheel: Wheel) -> None:
+        self.wheel: Wheel = wheel
+        self.plain5: dict[int, int] = {}
+        self.flush5: dict[int, int] = {}
+        self.three: dict[int, int] = {}
+        self.kinds: dict[int, Kind] = {}
+        order = STRAIGHT_ORDERS[wheel]
+        for line in FIVE_CARD_LINES:
+            for ranks in _multisets(line.counts):
+                straight = _is_straight(ranks)
+                if line.straight is not None and straight != line.straight:
+                    continue
+                if straight:
+                    index = order.index(frozenset(ranks))
+                    strength = _strength(line.category, [index + 1])
+                else:
+                    strength = _strength(line.category, [r + 1 for r in ranks])
+                key = rank_key(ranks)
+                if line.suited is not False:
+                    self.flush5[key] = strength
+                if line.suited is not True:
+                    self.plain5[key] = strength
+                self._name_kind(line.category, ranks, strength, five_cards=True)
+        for line in THREE_CARD_LINES:
+            for ranks in _multisets(line.counts):
+                strength = _strength(line.category, [r + 1 for r in ranks])
+                self.three[rank_key(ranks)] = strength
+                self._name_kind(line.category, ranks, strength, five_cards=False)
+
+    def _name_kind(self, category: Category, ranks: list[int], strength: int, five_cards: bool) -> None:
+        kind = None
+        if category == Category.STRAIGHT_FLUSH:
+            kind = {BROADWAY_RANKS: Kind.ROYAL_FLUSH, WHEEL_RANKS: Kind.STEEL_WHEEL}.get(frozenset(ranks))
+        elif category == Category.FOUR_OF_A_KIND and ranks[0] == ACE:
+            kind = Kind.FOUR_ACES
+        elif category == Category.THREE_OF_A_KIND and ranks[0] == ACE and not five_cards:
+            kind = Kind.TRIP_ACES
+        if kind is not None:
+            self.kinds[strength] = kind
+
+    def evaluate5(self, cards: Sequence[int]) -> int:
+        a, b, c, d, e = cards
+        key = RANK_KEY[a] + RANK_KEY[b] + RANK_KEY[c] + RANK_KEY[d] + RANK_KEY[e]
+        if SUIT_BIT[a] & SUIT_BIT[b] & SUIT_BIT[c] & SUIT_BIT[d] & SUIT_BIT[e]:
+            return self.flush5[key]
+        return self.plain5[key]
+
+    def evaluate3(self, cards: Sequence[int]) -> int:
+        a, b, c = cards
+        return self.three[RANK_KEY[a] + RANK_KEY[b] + RANK_KEY[c]]
+
+    def evaluate(self, cards: Sequence[int]) -> int:
+        if len(cards) == 5:
+            return self.evaluate5(cards)
+        if len(cards) == 3:
+            return self.evaluate3(cards)
+        raise ValueError(f"a hand has 3 or 5 cards, not {len(cards)}")
+
+    def describe(self, cards: Sequence[int]) -> HandValue:
+        """Evaluate and name a hand; its cards ordered as §2.2 reads them."""
+        strength = self.evaluate(cards)
+        return HandValue(
+            strength=strength,
+            category=category_of(strength),
+            kind=self.kinds.get(strength),
+            cards=self.display_order(cards, strength),
+        )
+
+    def display_order(self, cards: Sequence[int], strength: int) -> tuple[Card, ...]:
+        """Groups first (quads, trips, pairs), then high to low; straights from the top."""
+        counts: dict[int, int] = {}
+        for c in cards:
+            counts[c >> 2] = counts.get(c >> 2, 0) + 1
+        ordered = sorted(cards, key=lambda c: (-counts[c >> 2], -(c >> 2), c & 3))
+        if category_of(strength) in (Category.STRAIGHT, Category.STRAIGHT_FLUSH) and frozenset(counts) == WHEEL_RANKS:
+            ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
+        return tuple(DECK[c] for c in ordered)
+
+
+def category_of(strength: int) -> Category:
+    return Category(strength // CATEGORY_UNIT)
+
+
+@cache
+def hand_table(wheel: Wheel) -> HandTable:
+    """The tables for a wheel setting, built once per process."""
+    return HandTable(wheel)
+
+
+def parse_hand(text: str) -> tuple[Card, ...]:
+    """``"AS KD 7C"`` → cards; a convenience for tests and doctests."""
+    return tuple(parse_card(t) for t in text.split())

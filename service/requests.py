@@ -1,0 +1,318 @@
+"""Requests → domain objects, naming every fault with its JSON pointer.
+
+marshmallow checks shapes and types (unknown fields are rejected); the rule
+checks that need the ruleset or the whole room (forms by status, ``declare``,
+player count, duplicate ids and cards) then run over the raw document, so that
+one bad card does not hide a duplicate elsewhere. Used by the CLI and the API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+from service.cards import Card, CardError, parse_card
+from service.rulesets import POSITIONS, Position, Ruleset, all_rulesets, get_ruleset
+from service.scoring import Fault, PlayerEntry, Room, RoomRejected
+
+MAX_STAKE = 10**12
+PLAYER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+STATUSES = ("arranged", "timed_out", "left")
+SELF = ""  # error key for the node itself, as opposed to one of its items
+
+
+class JsonInteger(fields.Field[int]):
+    """An integer as JSON Schema means it: ``1000`` and ``1000.0``, never ``"1000"``, ``1.5`` or ``true``."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError("must be an integer")
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValidationError("must be an integer, not a fraction")
+            return int(value)
+        return value
+
+
+class JsonBoolean(fields.Field[bool]):
+    """``true`` or ``false`` only (marshmallow's Boolean would take ``"yes"`` and ``1``)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError("must be true or false")
+        return value
+
+
+class CardList(fields.Field[tuple[Card, ...]]):
+    """An array of exactly ``size`` card texts; reports its size and each bad card."""
+
+    def __init__(self, size: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.size = size
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> tuple[Card, ...]:
+        if not isinstance(value, list):
+            raise ValidationError(f"must be an array of {self.size} cards")
+        errors: dict[str | int, list[str]] = {}
+        if len(value) != self.size:
+            errors[SELF] = [f"{attr} holds {self.size} cards, not {len(value)}"]
+        cards = []
+        for index, text in enumerate(value):
+            try:
+                cards.append(parse_card(text))
+            except CardError as error:
+                errors[index] = [str(error)]
+        if errors:
+            raise ValidationError(errors)
+        return tuple(cards)
+
+
+class PlayerSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    id = fields.String(
+        required=True, validate=validate.Regexp(PLAYER_ID, error="must be 1-64 characters of A-Z a-z 0-9 _ . -")
+    )
+    status = fields.String(load_default="arranged", validate=validate.OneOf(STATUSES))
+    declare = JsonBoolean()
+    back = CardList(5)
+    middle = CardList(5)
+    front = CardList(3)
+    cards = CardList(13)
+
+
+class RoomSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    stake = JsonInteger(load_default=1, validate=validate.Range(min=1, max=MAX_STAKE))
+    round_id = fields.String(validate=validate.Length(max=128))
+    players = fields.List(fields.Nested(PlayerSchema), required=True)
+
+
+class ArrangementSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    back = CardList(5, required=True)
+    middle = CardList(5, required=True)
+    front = CardList(3, required=True)
+
+
+class ArrangeRequestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    cards = CardList(13, required=True)
+    alternatives = JsonInteger(load_default=3, validate=validate.Range(min=0, max=20))
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            if key in (SELF, "_schema"):
+                yield from _flatten(value, pointer)
+            else:
+                yield from _flatten(value, f"{pointer}/{_escape(str(key))}")
+    elif isinstance(messages, list):
+        for message in messages:
+            yield from _flatten(message, pointer)
+    else:
+        yield Fault(pointer, str(messages))
+
+
+_FIELD_ORDER = {
+    name: k
+    for k, name in enumerate(
+        ("ruleset", "stake", "round_id", "players", "id", "status", "declare", *POSITIONS, "cards")
+    )
+}
+
+
+def _sort_key(fault: Fault) -> tuple[tuple[int, int | str], ...]:
+    parts = fault.pointer.split("/")[1:]
+    return tuple((0, int(p)) if p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER))) for p in parts)
+
+
+def _known_ruleset(raw: Mapping[str, Any]) -> Ruleset | None:
+    name = raw.get("ruleset")
+    return get_ruleset(name) if isinstance(name, str) else None
+
+
+def _ruleset_faults(raw: Mapping[str, Any]) -> list[Fault]:
+    name = raw.get("ruleset")
+    if isinstance(name, str) and name and get_ruleset(name) is None:
+        known = ", ".join(sorted(all_rulesets()))
+        return [Fault("/ruleset", f"unknown ruleset {name[:64]!r}; this service knows {known}")]
+    return []
+
+
+def _who(status: str, ruleset: Ruleset | None) -> str:
+    where = f" in {ruleset.id} (timeout: as_arranged)" if status == "timed_out" and ruleset else ""
+    return f"a player with status {status!r}{where}"
+
+
+def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset | None) -> Iterator[Fault]:
+    status = player.get("status", "arranged")
+    if status not in STATUSES:
+        return
+    at = f"/players/{index}"
+    given = [p for p in POSITIONS if p in player]
+    if given and "cards" in player:
+        yield Fault(f"{at}/cards", "send either back, middle and front, or cards, never both")
+    needs_arrangement = status == "arranged" or (
+        status == "timed_out" and ruleset is not None and ruleset.timeout == "as_arranged"
+    )
+    if needs_arrangement and "cards" in player and not given:
+        yield Fault(
+            f"{at}/cards", f"{_who(status, ruleset)} gives an arrangement (back, middle, front), not bare cards"
+        )
+    if needs_arrangement or given:
+        for position in POSITIONS:
+            if position not in given:
+                yield Fault(f"{at}/{position}", f"required: {_who(status, ruleset)} gives back, middle and front")
+    elif "cards" not in player:
+        yield Fault(at, "give the arrangement (back, middle, front) or the 13 cards")
+    if "declare" in player and ruleset is not None:
+        if ruleset.instant_mode != "declared":
+            yield Fault(
+                f"{at}/declare", f"not allowed: {ruleset.id} finds instant wins itself (automatic), nobody declares"
+            )
+        elif status != "arranged":
+            yield Fault(f"{at}/declare", f"only an arranged player can declare (BÁO), not one with status {status!r}")
+
+
+def _duplicate_faults(players: list[Any], card_keys: tuple[str, ...]) -> Iterator[Fault]:
+    first_seen: dict[Card, str] = {}
+    for index, player in enumerate(players):
+        if not isinstance(player, dict):
+            continue
+        for key in card_keys:
+            texts = player.get(key)
+            if not isinstance(texts, list):
+                continue
+            for k, text in enumerate(texts):
+                try:
+                    card = parse_card(text)
+                except CardError:
+                    continue
+                pointer = f"/players/{index}/{key}/{k}"
+                if card in first_seen:
+                    yield Fault(pointer, f"{card} appears twice in the room (first at {first_seen[card]})")
+                else:
+                    first_seen[card] = pointer
+
+
+def _room_rule_faults(raw: Any) -> list[Fault]:
+    if not isinstance(raw, dict):
+        return []
+    faults = _ruleset_faults(raw)
+    ruleset = _known_ruleset(raw)
+    players = raw.get("players")
+    if not isinstance(players, list):
+        return faults
+    low, high = (ruleset.min_players, ruleset.max_players) if ruleset else (2, 4)
+    if not low <= len(players) <= high:
+        where = f"{ruleset.id} seats" if ruleset else "a room seats"
+        faults.append(Fault("/players", f"{where} {low} to {high} players, not {len(players)}"))
+    seen_ids: dict[str, int] = {}
+    for index, player in enumerate(players):
+        if not isinstance(player, dict):
+            continue
+        player_id = player.get("id")
+        if isinstance(player_id, str):
+            if player_id in seen_ids:
+                faults.append(
+                    Fault(
+                        f"/players/{index}/id",
+                        f"duplicate player id {player_id[:64]!r} (first at /players/{seen_ids[player_id]})",
+                    )
+                )
+            else:
+                seen_ids[player_id] = index
+        faults.extend(_player_form_faults(index, player, ruleset))
+    faults.extend(_duplicate_faults(players, (*POSITIONS, "cards")))
+    return faults
+
+
+def _reject_if(marshmallow_errors: Any, rule_faults: list[Fault]) -> None:
+    faults: list[Fault] = []
+    for fault in [*_flatten(marshmallow_errors), *rule_faults]:
+        if fault not in faults:
+            faults.append(fault)
+    if faults:
+        raise RoomRejected(sorted(faults, key=_sort_key))
+
+
+def _load(schema: Schema, raw: Any) -> tuple[dict[str, Any], Any]:
+    try:
+        return schema.load(raw), {}
+    except ValidationError as error:
+        return {}, error.messages
+
+
+def load_room(raw: Any) -> Room:
+    """Validate a ``POST /v1/score`` body and build the :class:`Room`."""
+    data, errors = _load(RoomSchema(), raw)
+    _reject_if(errors, _room_rule_faults(raw))
+    ruleset = get_ruleset(data["ruleset"])
+    assert ruleset is not None
+    entries = []
+    for player in data["players"]:
+        arrangement: dict[Position, tuple[Card, ...]] | None = None
+        if "back" in player:
+            arrangement = {p: player[p] for p in POSITIONS}
+            cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
+        else:
+            cards = player["cards"]
+        entries.append(
+            PlayerEntry(
+                id=player["id"],
+                cards=cards,
+                arrangement=arrangement,
+                status=player["status"],
+                declare=player.get("declare", False),
+            )
+        )
+    return Room(ruleset=ruleset, players=tuple(entries), stake=data["stake"], round_id=data.get("round_id"))
+
+
+def _single_hand_faults(raw: Any, keys: tuple[str, ...]) -> list[Fault]:
+    if not isinstance(raw, dict):
+        return []
+    return _ruleset_faults(raw) + list(_duplicate_faults([raw], keys))
+
+
+def _strip_player_prefix(faults: list[Fault]) -> list[Fault]:
+    return [Fault(f.pointer.removeprefix("/players/0"), f.message) for f in faults]
+
+
+def load_arrangement(raw: Any) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:
+    """Validate a ``POST /v1/evaluate`` body: a ruleset and one arrangement."""
+    data, errors = _load(ArrangementSchema(), raw)
+    _reject_if(errors, _strip_player_prefix(_single_hand_faults(raw, POSITIONS)))
+    ruleset = get_ruleset(data["ruleset"])
+    assert ruleset is not None
+    return ruleset, {p: data[p] for p in POSITIONS}
+
+
+def load_arrange_request(raw: Any) -> tuple[Ruleset, tuple[Card, ...], int]:
+    """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives."""
+    data, errors = _load(ArrangeRequestSchema(), raw)
+    _reject_if(errors, _strip_player_prefix(_single_hand_faults(raw, ("cards",))))
+    ruleset = get_ruleset(data["ruleset"])
+    assert ruleset is not None
+    return ruleset, data["cards"], data["alternatives"]

@@ -1,0 +1,148 @@
+"""The one serializer: domain results → JSON-ready dicts → bytes.
+
+The command line and the HTTP API both print through here, so they agree byte
+for byte. Plain dict building keeps it fast (it is on the hot path of every
+score); the marshmallow response schemas in :mod:`service.schemas` describe the
+same shapes and the tests check the two against each other and openapi.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from service.cards import format_cards
+from service.hands import HandValue
+from service.patterns import PATTERN_NAMES, Split
+from service.rulesets import POSITIONS, Position, Ruleset
+from service.scoring import Fault, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
+
+PROBLEM_BASE = "https://maubinh.dev/problems/"
+
+
+def dumps(document: object) -> bytes:
+    """Compact, UTF-8, key order as built: the same result always gives the same bytes."""
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def hand_json(hand: HandValue, label: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "cards": format_cards(hand.cards),
+        "category": hand.category.id,
+        "kind": hand.kind.value if hand.kind else None,
+        "name": hand.name_vi,
+        "name_en": hand.name_en,
+        "strength": hand.strength,
+    }
+    if label is not None:
+        out["label"] = label
+    return out
+
+
+def hands_json(hands: Mapping[Position, HandValue], ruleset: Ruleset) -> dict[str, Any]:
+    return {p: hand_json(hands[p], ruleset.labels[p]) for p in POSITIONS}
+
+
+def split_json(split: Split | None) -> dict[str, list[str]] | None:
+    if split is None:
+        return None
+    return {"back": format_cards(split.back), "middle": format_cards(split.middle), "front": format_cards(split.front)}
+
+
+def instant_win_json(win: InstantWin | None) -> dict[str, Any] | None:
+    if win is None:
+        return None
+    name_en, name_vi = PATTERN_NAMES[win.pattern]
+    return {
+        "pattern": win.pattern,
+        "units": win.units,
+        "strength": win.strength,
+        "name": name_vi,
+        "name_en": name_en,
+        "split": split_json(win.split),
+    }
+
+
+def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str, Any]:
+    return {
+        "id": player.id,
+        "status": player.status,
+        "fouled": player.fouled,
+        "foul_reason": player.foul_reason,
+        "declared": player.declared,
+        "instant_win": instant_win_json(player.instant_win),
+        "aces": player.aces,
+        "hands": hands_json(player.hands, ruleset) if player.hands is not None else None,
+        "units": player.units,
+        "amount": player.units * stake,
+    }
+
+
+def _line_json(seq: int, line: LedgerLine, stake: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "seq": seq,
+        "step": line.step,
+        "payer": line.payer,
+        "payee": line.payee,
+        "units": line.units,
+        "amount": line.units * stake,
+        "position": line.position,
+        "rule": line.rule,
+        "explanation": line.explanation,
+    }
+    if line.hands is not None:
+        out["hands"] = dict(line.hands)
+    return out
+
+
+def _pair_json(pair: PairShowdown, stake: int) -> dict[str, Any]:
+    return {
+        "players": list(pair.players),
+        "settled_by": pair.settled_by,
+        "chi": [{"position": c.position, "winner": c.winner, "units": c.units} for c in pair.chi],
+        "scooped_by": pair.scooped_by,
+        "units": dict(pair.units),
+        "amounts": {k: v * stake for k, v in pair.units.items()},
+    }
+
+
+def result_json(result: Result) -> dict[str, Any]:
+    """The ``POST /v1/score`` response body."""
+    room = result.room
+    ruleset = room.ruleset
+    return {
+        "round_id": room.round_id,
+        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        "stake": room.stake,
+        "players": [_player_json(p, ruleset, room.stake) for p in result.players],
+        "ledger": [_line_json(seq, line, room.stake) for seq, line in enumerate(result.ledger, start=1)],
+        "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
+    }
+
+
+def problem_json(
+    status: int, title: str, detail: str, faults: list[Fault] | None = None, **extra: object
+) -> dict[str, Any]:
+    """An RFC 9457 problem document; 422s carry every fault with its pointer."""
+    slug = title.lower().replace(" ", "-")
+    out: dict[str, Any] = {"type": PROBLEM_BASE + slug, "title": title, "status": status, "detail": detail}
+    if faults is not None:
+        out["errors"] = [{"pointer": f.pointer, "message": f.message} for f in faults]
+    out.update(extra)
+    return out
+
+
+def rejected_json(faults: list[Fault]) -> dict[str, Any]:
+    count = len(faults)
+    return problem_json(
+        422,
+        "Unprocessable room",
+        f"The request breaks the contract or the rules in {count} place{'s' if count != 1 else ''}; see errors.",
+        faults,
+    )
+
+
+def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
+    """The whole ruleset as data, with its digest (``GET /v1/rulesets/{id}``)."""
+    return {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
