@@ -55,3 +55,74 @@ def step_totals(result: dict[str, Any]) -> dict[str, Counter[str]]:
 
 def golden_cases() -> list[dict[str, Any]]:
     return [json.loads(line) for line in GOLDEN.read_text("utf-8").splitlines() if line.strip()]
+
+
+RANKS = "23456789TJQKA"
+SUITS = "SCDH"
+DECK_TEXT = [r + s for r in RANKS for s in SUITS]
+
+
+def non_fouling(cards: list[str], wheel: str = "second") -> str:
+    """A legal 'back | middle | front' for 13 cards, found by brute force (tests only)."""
+    import itertools
+
+    from service.hands import hand_table, parse_hand
+
+    table = hand_table(wheel)  # type: ignore[arg-type]
+    for back in itertools.combinations(cards, 5):
+        rest = [c for c in cards if c not in back]
+        sb = table.evaluate(parse_hand(" ".join(back)))
+        for middle in itertools.combinations(rest, 5):
+            front = [c for c in rest if c not in middle]
+            sm = table.evaluate(parse_hand(" ".join(middle)))
+            if sb >= sm >= table.evaluate(parse_hand(" ".join(front))):
+                return f"{' '.join(back)} | {' '.join(middle)} | {' '.join(front)}"
+    raise AssertionError("no legal arrangement")
+
+
+def deal(seed: int, fixed: list[list[str] | None]) -> list[list[str]]:
+    """13 cards per seat: ``fixed`` seats keep theirs, the others are dealt from the rest of the
+    deck, re-dealing until no dealt seat qualifies for any 13-card instant win."""
+    import random
+
+    from service.hands import hand_table, parse_hand
+    from service.patterns import CARD_PATTERNS, card_patterns
+
+    taken = {c for hand in fixed if hand for c in hand}
+    rng = random.Random(seed)
+    while True:
+        rest = [c for c in DECK_TEXT if c not in taken]
+        rng.shuffle(rest)
+        seats = []
+        for hand in fixed:
+            if hand is None:
+                hand, rest = rest[:13], rest[13:]
+            seats.append(hand)
+        dealt = [s for s, f in zip(seats, fixed, strict=True) if f is None]
+        if not any(
+            card_patterns(parse_hand(" ".join(h)), hand_table("second"), frozenset(CARD_PATTERNS)) for h in dealt
+        ):
+            return seats
+
+
+def with_aces(seed: int, counts: list[int]) -> list[list[str]]:
+    """A 4-seat deal (no instant wins) in which seat k holds exactly counts[k] aces."""
+    import random
+
+    rng = random.Random(seed)
+    aces = ["AS", "AC", "AD", "AH"]
+    others = [c for c in DECK_TEXT if c[0] != "A"]
+    while True:
+        rng.shuffle(others)
+        seats, pool, at = [], list(aces), 0
+        for count in counts:
+            hand = pool[:count] + others[at : at + 13 - count]
+            pool, at = pool[count:], at + 13 - count
+            seats.append(hand)
+        from service.hands import hand_table, parse_hand
+        from service.patterns import CARD_PATTERNS, card_patterns
+
+        if not any(
+            card_patterns(parse_hand(" ".join(h)), hand_table("second"), frozenset(CARD_PATTERNS)) for h in seats
+        ):
+            return seats
