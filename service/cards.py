@@ -56,6 +56,7 @@ class Card(int):
 
 
 DECK: tuple[Card, ...] = tuple(Card(i) for i in range(52))
+CARD_TEXT: tuple[str, ...] = tuple(RANKS[i >> 2] + SUITS[i & 3] for i in range(52))
 
 
 def parse_card(text: object) -> Card:
@@ -83,4 +84,4 @@ def parse_cards(texts: Iterable[object]) -> tuple[Card, ...]:
 
 
 def format_cards(cards: Sequence[int]) -> list[str]:
-    return [str(DECK[c]) for c in cards]
+    return [CARD_TEXT[c] for c in cards]

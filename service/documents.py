@@ -11,9 +11,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from service.hands import POSITIONS
 from service.patterns import PATTERN_NAMES
 from service.requests import load_arrangement, load_room
-from service.rulesets import POSITIONS
 from service.scoring import arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, result_json, split_json
 

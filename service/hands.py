@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
 from service.cards import ACE, DECK, Card, parse_card
 
 Wheel = Literal["second", "lowest"]
+Position = Literal["back", "middle", "front"]
+POSITIONS: tuple[Position, ...] = ("back", "middle", "front")
 
 DIGITS = 5
 BASE = 14
@@ -174,27 +176,40 @@ THREE_CARD_LINES = (
 )
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, slots=True)
+class HandInfo:
+    """What a strength means, computed once per strength: category, kind, ids and names."""
+
+    category: Category
+    kind: Kind | None
+    id: str
+    name_vi: str
+    name_en: str
+    bonus_keys: tuple[str, ...]
+    """Bonus-table keys this hand matches, most specific first (§5)."""
+
+    @classmethod
+    def of(cls, category: Category, kind: Kind | None) -> HandInfo:
+        named = kind if kind is not None else category
+        keys = (kind.value, category.id) if kind else (category.id,)
+        return cls(category, kind, keys[0], named.name_vi, named.name_en, keys)
+
+
+@dataclass(frozen=True, order=True, slots=True)
 class HandValue:
     """An evaluated hand; hands compare by strength alone (suits never rank)."""
 
     strength: int
-    category: Category = Category.HIGH_CARD
-    kind: Kind | None = None
-    cards: tuple[Card, ...] = ()
+    info: HandInfo = field(compare=False)
+    cards: tuple[Card, ...] = field(default=(), compare=False)
 
     @property
-    def name_vi(self) -> str:
-        return self.kind.name_vi if self.kind else self.category.name_vi
+    def category(self) -> Category:
+        return self.info.category
 
     @property
-    def name_en(self) -> str:
-        return self.kind.name_en if self.kind else self.category.name_en
-
-    @property
-    def most_specific(self) -> tuple[str, ...]:
-        """Bonus-table keys this hand matches, most specific first (§5)."""
-        return (self.kind.value, self.category.id) if self.kind else (self.category.id,)
+    def kind(self) -> Kind | None:
+        return self.info.kind
 
 
 class HandTable:
@@ -206,6 +221,7 @@ class HandTable:
         self.flush5: dict[int, int] = {}
         self.three: dict[int, int] = {}
         self.kinds: dict[int, Kind] = {}
+        self.infos: dict[int, HandInfo] = {}
         order = STRAIGHT_ORDERS[wheel]
         for line in FIVE_CARD_LINES:
             for ranks in _multisets(line.counts):
@@ -228,6 +244,8 @@ class HandTable:
                 strength = _strength(line.category, [r + 1 for r in ranks])
                 self.three[rank_key(ranks)] = strength
                 self._name_kind(line.category, ranks, strength, five_cards=False)
+        self.evaluate5 = _evaluator5(self.plain5, self.flush5)
+        self.evaluate3 = _evaluator3(self.three)
 
     def _name_kind(self, category: Category, ranks: list[int], strength: int, five_cards: bool) -> None:
         kind = None
@@ -240,17 +258,6 @@ class HandTable:
         if kind is not None:
             self.kinds[strength] = kind
 
-    def evaluate5(self, cards: Sequence[int]) -> int:
-        a, b, c, d, e = cards
-        key = RANK_KEY[a] + RANK_KEY[b] + RANK_KEY[c] + RANK_KEY[d] + RANK_KEY[e]
-        if SUIT_BIT[a] & SUIT_BIT[b] & SUIT_BIT[c] & SUIT_BIT[d] & SUIT_BIT[e]:
-            return self.flush5[key]
-        return self.plain5[key]
-
-    def evaluate3(self, cards: Sequence[int]) -> int:
-        a, b, c = cards
-        return self.three[RANK_KEY[a] + RANK_KEY[b] + RANK_KEY[c]]
-
     def evaluate(self, cards: Sequence[int]) -> int:
         if len(cards) == 5:
             return self.evaluate5(cards)
@@ -261,26 +268,55 @@ class HandTable:
     def describe(self, cards: Sequence[int]) -> HandValue:
         """Evaluate and name a hand; its cards ordered as §2.2 reads them."""
         strength = self.evaluate(cards)
-        return HandValue(
-            strength=strength,
-            category=category_of(strength),
-            kind=self.kinds.get(strength),
-            cards=self.display_order(cards, strength),
-        )
+        info = self.infos.get(strength)
+        if info is None:
+            info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
+        return HandValue(strength, info, self.display_order(cards, info.category))
 
-    def display_order(self, cards: Sequence[int], strength: int) -> tuple[Card, ...]:
+    @staticmethod
+    def display_order(cards: Sequence[int], category: Category) -> tuple[Card, ...]:
         """Groups first (quads, trips, pairs), then high to low; straights from the top."""
-        counts: dict[int, int] = {}
-        for c in cards:
-            counts[c >> 2] = counts.get(c >> 2, 0) + 1
-        ordered = sorted(cards, key=lambda c: (-counts[c >> 2], -(c >> 2), c & 3))
-        if category_of(strength) in (Category.STRAIGHT, Category.STRAIGHT_FLUSH) and frozenset(counts) == WHEEL_RANKS:
-            ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
+        if category in _UNGROUPED:
+            ordered = sorted(cards, reverse=True)
+            if ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3 and category in _STRAIGHTS:
+                ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
+        else:
+            ranks = [c >> 2 for c in cards]
+            ordered = sorted(cards, key=lambda c: ((4 - ranks.count(c >> 2)) << 6) - (c & ~3) + (c & 3))
         return tuple(DECK[c] for c in ordered)
 
 
+def _evaluator5(plain: dict[int, int], flush: dict[int, int]) -> Callable[[Sequence[int]], int]:
+    """Five cards → strength; the tables are closed over so the hot path does no global look-ups."""
+    rank_keys, suit_bits = RANK_KEY, SUIT_BIT
+
+    def evaluate5(cards: Sequence[int]) -> int:
+        a, b, c, d, e = cards
+        key = rank_keys[a] + rank_keys[b] + rank_keys[c] + rank_keys[d] + rank_keys[e]
+        if suit_bits[a] & suit_bits[b] & suit_bits[c] & suit_bits[d] & suit_bits[e]:
+            return flush[key]
+        return plain[key]
+
+    return evaluate5
+
+
+def _evaluator3(three: dict[int, int]) -> Callable[[Sequence[int]], int]:
+    rank_keys = RANK_KEY
+
+    def evaluate3(cards: Sequence[int]) -> int:
+        a, b, c = cards
+        return three[rank_keys[a] + rank_keys[b] + rank_keys[c]]
+
+    return evaluate3
+
+
+_CATEGORIES = tuple(Category)
+_STRAIGHTS = (Category.STRAIGHT, Category.STRAIGHT_FLUSH)
+_UNGROUPED = frozenset((Category.HIGH_CARD, Category.STRAIGHT, Category.FLUSH, Category.STRAIGHT_FLUSH))
+
+
 def category_of(strength: int) -> Category:
-    return Category(strength // CATEGORY_UNIT)
+    return _CATEGORIES[strength // CATEGORY_UNIT]
 
 
 @cache

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from service.cards import DECK, RED_SUITS, Card
-from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue
-from service.rulesets import Position
+from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position
 
 CARD_PATTERNS = (
     "dragon_flush",
@@ -42,8 +41,6 @@ PATTERN_NAMES: Mapping[str, tuple[str, str]] = {
     "trips_front": ("Trips in the front", "Sám chi đầu"),
     "straight_flush": ("Straight flush", "Thùng phá sảnh"),
 }
-
-ALL_RANKS_KEY = sum(5**r for r in range(13))
 
 _THREE_CARD_STRAIGHTS = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  # A-2-3 … Q-K-A
 _FIVE_CARD_STRAIGHTS = [tuple(sorted(s)) for s in STRAIGHT_ORDERS["second"]]
@@ -131,24 +128,24 @@ def card_patterns(cards: Sequence[int], table: HandTable, wanted: frozenset[str]
     for c in cards:
         rank_counts[c >> 2] += 1
         suit_counts[c & 3] += 1
-    if sum(RANK_KEY[c] for c in cards) == ALL_RANKS_KEY:
+    if max(rank_counts) == 1:
         found["dragon"] = None
         if 13 in suit_counts:
             found["dragon_flush"] = None
     red = sum(suit_counts[s] for s in RED_SUITS)
     if red in (0, 13):
         found["thirteen_same_color"] = None
-    if red in (1, 12):
+    elif red in (1, 12):
         found["twelve_same_color"] = None
-    pairs = sum(n // 2 for n in rank_counts)
+    pairs = sum(n >> 1 for n in rank_counts)
     if pairs == 6:
         found["six_pairs"] = None
-    if any(n >= 3 and pairs - n // 2 + (n - 3) // 2 >= 5 for n in rank_counts):
-        found["five_pairs_triple"] = None
-    if "three_straights" in wanted and (split := three_straights_split(cards, table)):
+        if 3 in rank_counts:  # 13 cards: the trips plus five pairs; quads as trips would need 7 pairs
+            found["five_pairs_triple"] = None
+    if "three_straights" in wanted and max(rank_counts) <= 3 and (split := three_straights_split(cards, table)):
         found["three_straights"] = split
-    if "three_flushes" in wanted and (split := three_flushes_split(cards, table)):
-        found["three_flushes"] = split
+    if "three_flushes" in wanted and tuple(sorted(suit_counts, reverse=True)) in THREE_FLUSH_SUIT_COUNTS:
+        found["three_flushes"] = three_flushes_split(cards, table)
     return {p: s for p, s in found.items() if p in wanted}
 
 

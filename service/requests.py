@@ -15,7 +15,8 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.cards import Card, CardError, parse_card
-from service.rulesets import POSITIONS, Position, Ruleset, all_rulesets, get_ruleset
+from service.hands import POSITIONS, Position
+from service.rulesets import Ruleset, all_rulesets, get_ruleset
 from service.scoring import Fault, PlayerEntry, Room, RoomRejected
 
 MAX_STAKE = 10**12

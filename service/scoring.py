@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from service.cards import ACE, Card
-from service.hands import HandValue
-from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS, Split, arrangement_patterns, card_patterns
-from service.rulesets import POSITIONS, Position, Ruleset
+from service.hands import POSITIONS, HandValue, Position
+from service.patterns import Split, arrangement_patterns, card_patterns
+from service.rulesets import Ruleset
 
 Status = Literal["arranged", "timed_out", "left"]
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
@@ -64,8 +64,7 @@ class InstantWin:
     split: Split | None = None
 
 
-@dataclass(frozen=True)
-class LedgerLine:
+class LedgerLine(NamedTuple):
     step: Step
     payer: str
     payee: str
@@ -89,8 +88,7 @@ class PlayerResult:
     units: int = 0
 
 
-@dataclass(frozen=True)
-class ChiOutcome:
+class ChiOutcome(NamedTuple):
     position: Position
     winner: str | None
     units: int
@@ -113,10 +111,6 @@ class Result:
     players: list[PlayerResult]
     ledger: list[LedgerLine]
     showdown: list[PairShowdown]
-
-
-def _hand_id(hand: HandValue) -> str:
-    return hand.kind.value if hand.kind else hand.category.id
 
 
 def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
@@ -157,10 +151,9 @@ def qualifying_patterns(
     cards: tuple[Card, ...], hands: Mapping[Position, HandValue] | None, fouled: bool, ruleset: Ruleset
 ) -> dict[str, Split | None]:
     """Every pattern of the ruleset's table these cards (and arrangement) qualify for."""
-    wanted = frozenset(row.pattern for row in ruleset.instant_wins)
-    found = card_patterns(cards, ruleset.hands, wanted & frozenset(CARD_PATTERNS))
-    if hands is not None and not fouled and wanted & frozenset(ARRANGEMENT_PATTERNS):
-        found |= {p: None for p in arrangement_patterns(hands) if p in wanted}
+    found = card_patterns(cards, ruleset.hands, ruleset.card_patterns)
+    if hands is not None and not fouled and ruleset.arrangement_patterns:
+        found |= {p: None for p in arrangement_patterns(hands) if p in ruleset.arrangement_patterns}
     return found
 
 
@@ -211,11 +204,30 @@ class _Settlement:
         self.showdown: dict[tuple[int, int], PairShowdown] = {}
         self.chi_total: dict[tuple[int, int], int] = {}  # (winner, loser) → §5 total
         self.swept: set[tuple[int, int]] = set()  # (winner, loser): won all three chi
+        self.pair_units: dict[tuple[int, int], int] = {}  # (i, j), i < j → what j paid i, net
 
-    def pay(self, step: Step, payer: int, payee: int, units: int, rule: str, explanation: str, **extra: object) -> None:
-        if units > 0:
-            line = LedgerLine(step, self.players[payer].id, self.players[payee].id, units, rule, explanation, **extra)  # type: ignore[arg-type]
-            self.lines[step].append(line)
+    def pay(
+        self,
+        step: Step,
+        payer: int,
+        payee: int,
+        units: int,
+        rule: str,
+        explanation: str,
+        position: Position | None = None,
+        hands: Mapping[str, str | None] | None = None,
+    ) -> None:
+        """Add one ledger line (none for 0 units) and book it to both players and their pair."""
+        if units <= 0:
+            return
+        players = self.players
+        self.lines[step].append(
+            LedgerLine(step, players[payer].id, players[payee].id, units, rule, explanation, position, hands)
+        )
+        players[payer].units -= units
+        players[payee].units += units
+        key = (payer, payee) if payer < payee else (payee, payer)
+        self.pair_units[key] = self.pair_units.get(key, 0) + (units if payee < payer else -units)
 
     def instant_win_pairs(self, i: int, j: int) -> bool:
         a, b = self.players[i].instant_win, self.players[j].instant_win
@@ -274,11 +286,11 @@ class _Settlement:
         hand = win_hand[position]
         lose_hands = self.players[loser].hands
         hands = {
-            "payee": _hand_id(hand),
-            "payer": None if self.players[loser].fouled or lose_hands is None else _hand_id(lose_hands[position]),
+            "payee": hand.info.id,
+            "payer": None if self.players[loser].fouled or lose_hands is None else lose_hands[position].info.id,
         }
         bonuses = self.ruleset.bonuses[position]
-        key = next((k for k in hand.most_specific if k in bonuses), None)
+        key = next((k for k in hand.info.bonus_keys if k in bonuses), None)
         value = bonuses[key] if key else 1
         how = (
             f"{self.players[loser].id} fouled"
@@ -404,19 +416,9 @@ class _Settlement:
 
     def result(self) -> Result:
         ledger = [line for step in STEPS for line in self.lines[step]]
-        index = {p.id: k for k, p in enumerate(self.players)}
-        for line in ledger:
-            self.players[index[line.payer]].units -= line.units
-            self.players[index[line.payee]].units += line.units
-            i, j = sorted((index[line.payer], index[line.payee]))
-            pair = self.showdown.get((i, j))
-            if pair is None:
-                pair = self.showdown[(i, j)] = PairShowdown((self.players[i].id, self.players[j].id), "round_ended")
-            pair.units[line.payee] = pair.units.get(line.payee, 0) + line.units
-            pair.units[line.payer] = pair.units.get(line.payer, 0) - line.units
         for (i, j), pair in self.showdown.items():
-            for k in (i, j):
-                pair.units.setdefault(self.players[k].id, 0)
+            net = self.pair_units.get((i, j), 0)
+            pair.units = {self.players[i].id: net, self.players[j].id: -net}
         showdown = [self.showdown[key] for key in sorted(self.showdown)]
         return Result(self.room, self.players, ledger, showdown)
 

@@ -12,10 +12,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from service.cards import format_cards
-from service.hands import HandValue
+import orjson
+
+from service.cards import CARD_TEXT, format_cards
+from service.hands import POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
-from service.rulesets import POSITIONS, Position, Ruleset
+from service.rulesets import Ruleset
 from service.scoring import Fault, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
 
 PROBLEM_BASE = "https://maubinh.dev/problems/"
@@ -23,16 +25,17 @@ PROBLEM_BASE = "https://maubinh.dev/problems/"
 
 def dumps(document: object) -> bytes:
     """Compact, UTF-8, key order as built: the same result always gives the same bytes."""
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+    return orjson.dumps(document)
 
 
 def hand_json(hand: HandValue, label: str | None = None) -> dict[str, Any]:
+    info = hand.info
     out: dict[str, Any] = {
-        "cards": format_cards(hand.cards),
-        "category": hand.category.id,
-        "kind": hand.kind.value if hand.kind else None,
-        "name": hand.name_vi,
-        "name_en": hand.name_en,
+        "cards": [CARD_TEXT[c] for c in hand.cards],
+        "category": info.bonus_keys[-1],
+        "kind": info.kind.value if info.kind else None,
+        "name": info.name_vi,
+        "name_en": info.name_en,
         "strength": hand.strength,
     }
     if label is not None:

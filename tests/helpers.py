@@ -96,8 +96,10 @@ def deal(seed: int, fixed: list[list[str] | None]) -> list[list[str]]:
         seats = []
         for hand in fixed:
             if hand is None:
-                hand, rest = rest[:13], rest[13:]
-            seats.append(hand)
+                seats.append(rest[:13])
+                rest = rest[13:]
+            else:
+                seats.append(hand)
         dealt = [s for s, f in zip(seats, fixed, strict=True) if f is None]
         if not any(
             card_patterns(parse_hand(" ".join(h)), hand_table("second"), frozenset(CARD_PATTERNS)) for h in dealt

@@ -44,9 +44,9 @@ def test_categories_and_named_kinds(hand: str, category: Category, kind: Kind | 
 
 def test_names_in_vietnamese_and_english() -> None:
     described = SECOND.describe(parse_hand("9S 9D 9C 2H 2S"))
-    assert (described.name_vi, described.name_en) == ("Cù lũ", "Full house")
+    assert (described.info.name_vi, described.info.name_en) == ("Cù lũ", "Full house")
     royal = SECOND.describe(parse_hand("TH JH QH KH AH"))
-    assert (royal.name_vi, royal.name_en) == ("Thùng phá sảnh thượng", "Royal flush")
+    assert (royal.info.name_vi, royal.info.name_en) == ("Thùng phá sảnh thượng", "Royal flush")
 
 
 @pytest.mark.parametrize(

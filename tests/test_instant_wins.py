@@ -73,12 +73,32 @@ def test_the_split_found_is_real_and_never_fouls(cards: str, finder) -> None:  #
 
 
 UNITS = {
-    "maubinh-2020": {"dragon_flush": 24, "dragon": 12, "five_pairs_triple": 6, "six_pairs": 3,
-                     "three_flushes": 3, "three_straights": 3},
-    "maubinh-chi-at": {"dragon_flush": 78, "dragon": 26, "thirteen_same_color": 26, "five_pairs_triple": 12,
-                       "twelve_same_color": 12, "six_pairs": 6, "three_straights": 6, "three_flushes": 6},
-    "maubinh-bao": {"dragon_flush": 100, "dragon": 30, "thirteen_same_color": 9, "six_pairs": 6,
-                    "three_flushes": 6, "three_straights": 6},
+    "maubinh-2020": {
+        "dragon_flush": 24,
+        "dragon": 12,
+        "five_pairs_triple": 6,
+        "six_pairs": 3,
+        "three_flushes": 3,
+        "three_straights": 3,
+    },
+    "maubinh-chi-at": {
+        "dragon_flush": 78,
+        "dragon": 26,
+        "thirteen_same_color": 26,
+        "five_pairs_triple": 12,
+        "twelve_same_color": 12,
+        "six_pairs": 6,
+        "three_straights": 6,
+        "three_flushes": 6,
+    },
+    "maubinh-bao": {
+        "dragon_flush": 100,
+        "dragon": 30,
+        "thirteen_same_color": 9,
+        "six_pairs": 6,
+        "three_flushes": 6,
+        "three_straights": 6,
+    },
 }
 
 
@@ -129,8 +149,11 @@ def test_declared_but_fouled_keeps_13_card_patterns() -> None:
     """§9.4 item 3: six pairs survive a fouled arrangement."""
     six_pairs = "2H 3H 4D 5H KD | 2C 3C 4C 5S 6D | AS AC 6S"  # middle straight beats back K-high
     result = scored(
-        room("maubinh-bao", seat("H", six_pairs, declare=True),
-             seat("O", _opponent_for(six_pairs.replace("|", " ").split())))
+        room(
+            "maubinh-bao",
+            seat("H", six_pairs, declare=True),
+            seat("O", _opponent_for(six_pairs.replace("|", " ").split())),
+        )
     )
     holder = result["players"][0]
     assert holder["fouled"] and holder["foul_reason"] == "middle_beats_back"
@@ -151,8 +174,9 @@ def test_declared_arrangement_pattern_in_a_fouled_arrangement_is_a_false_declara
 def test_equal_strength_instant_wins_pass_nothing() -> None:
     six_pairs = "AS AC 2H 2C 3H 3C 4D 4C 5H 5S 6D 6S KD"
     straights = "7S 8C 9D TH JS 7C 8D 9H TC JD QS KH AD"  # 7-J, 7-J, Q-K-A: three straights
-    result = scored(room("maubinh-chi-at", seat("A", six_pairs, status="timed_out"),
-                         seat("B", straights, status="timed_out")))
+    result = scored(
+        room("maubinh-chi-at", seat("A", six_pairs, status="timed_out"), seat("B", straights, status="timed_out"))
+    )
     assert [p["instant_win"]["pattern"] for p in result["players"]] == ["six_pairs", "three_straights"]
     assert result["ledger"] == [] and result["showdown"][0]["settled_by"] == "instant_win"
 
@@ -160,8 +184,11 @@ def test_equal_strength_instant_wins_pass_nothing() -> None:
 def test_the_stronger_instant_win_collects_its_own_units() -> None:
     five_pairs_triple = "AS AC AD 2H 2C 3H 3C 4D 4C 5H 5S 6D 6S"
     straights = "7S 8C 9D TH JS 7C 8D 9H TC JD QS KH AH"
-    result = scored(room("maubinh-2020", seat("A", non_fouling(five_pairs_triple.split())),
-                         seat("B", non_fouling(straights.split()))))
+    result = scored(
+        room(
+            "maubinh-2020", seat("A", non_fouling(five_pairs_triple.split())), seat("B", non_fouling(straights.split()))
+        )
+    )
     assert lines(result) == [("instant_win", "B", "A", 6, None)]
 
 
@@ -176,8 +203,9 @@ def test_fouled_holder_collects_and_is_reported_fouled_in_automatic_rulesets() -
 def test_fouled_player_facing_an_instant_win_pays_the_instant_win_not_the_foul() -> None:
     dragon = "2S 3C 4D 5H 6S 7C 8D 9H TS JC QD KH AS"
     fouled_opponent = "KC KD 4S 6H 8C | QC 3S 5C 7S 2H | AD AH 2D"  # front AA beats middle Q-high
-    result = scored(room("maubinh-bao", seat("D", non_fouling(dragon.split(), "lowest"), declare=True),
-                         seat("O", fouled_opponent)))
+    result = scored(
+        room("maubinh-bao", seat("D", non_fouling(dragon.split(), "lowest"), declare=True), seat("O", fouled_opponent))
+    )
     assert lines(result) == [("instant_win", "O", "D", 30, None)]
 
 
@@ -190,15 +218,16 @@ def test_leavers_never_hold_an_instant_win() -> None:
 
 def test_timed_out_players_are_checked_in_automatic_rulesets() -> None:
     dragon = "2S 3C 4D 5H 6S 7C 8D 9H TS JC QD KH AS"
-    result = scored(room("maubinh-chi-at", seat("D", dragon, status="timed_out"),
-                         seat("O", _opponent_for(dragon.split()))))
+    result = scored(
+        room("maubinh-chi-at", seat("D", dragon, status="timed_out"), seat("O", _opponent_for(dragon.split())))
+    )
     assert lines(result) == [("instant_win", "O", "D", 26, None)]
 
 
 def test_ends_round_stops_every_comparison_in_the_room() -> None:
     from helpers import deal
 
-    dragon = "2S 3C 4D 5H 6S 7C 8D 9H TS JC QD KH AS".split()
+    dragon = ["2S", "3C", "4D", "5H", "6S", "7C", "8D", "9H", "TS", "JC", "QD", "KH", "AS"]
     _, b, c = deal(3, [dragon, None, None])
     players = (seat("D", non_fouling(dragon)), seat("B", non_fouling(b)), seat("C", non_fouling(c)))
     chi_at = scored(room("maubinh-chi-at", *players))
@@ -211,8 +240,13 @@ def test_ends_round_stops_every_comparison_in_the_room() -> None:
 def test_same_strength_patterns_report_the_first_in_the_table() -> None:
     """§9.4 item 1: an all-black dragon in maubinh-chi-at is 'dragon'."""
     black_dragon = "2S 3C 4S 5C 6S 7C 8S 9C TS JC QS KC AC"
-    result = scored(room("maubinh-chi-at", seat("D", black_dragon, status="timed_out"),
-                         seat("O", _opponent_for(black_dragon.split()))))
+    result = scored(
+        room(
+            "maubinh-chi-at",
+            seat("D", black_dragon, status="timed_out"),
+            seat("O", _opponent_for(black_dragon.split())),
+        )
+    )
     assert result["players"][0]["instant_win"]["pattern"] == "dragon"
 
 

@@ -23,7 +23,10 @@ C = "KS 7S 5C 3C 2C | QS 8D 6C 4C 2D | JS 7D 3D"  # K high | Q high | J high
 )
 def test_scoop_by_comparison(ruleset: str, m_c: int, want: dict[str, int]) -> None:
     result = scored(room(ruleset, seat("A", A), seat("B", B), seat("C", C)))
-    assert lines(result, "scoop") == [("scoop", "C", "A", 6 * (m_c - 1), None), ("scoop", "C", "B", 3 * (m_c - 1), None)]
+    assert lines(result, "scoop") == [
+        ("scoop", "C", "A", 6 * (m_c - 1), None),
+        ("scoop", "C", "B", 3 * (m_c - 1), None),
+    ]
     assert units(result) == want
     pair_ab = result["showdown"][0]
     assert pair_ab["players"] == ["A", "B"] and pair_ab["settled_by"] == "comparison"
@@ -143,7 +146,9 @@ def test_timed_out_as_arranged_still_fouls_a_fouled_arrangement() -> None:
 
 def _ace_room(counts: list[int], seed: int = 1) -> dict[str, object]:
     seats = with_aces(seed, counts)
-    return room("maubinh-chi-at", *(seat(n, " ".join(c), status="timed_out") for n, c in zip("PQRS", seats)))
+    return room(
+        "maubinh-chi-at", *(seat(n, " ".join(c), status="timed_out") for n, c in zip("PQRS", seats, strict=True))
+    )
 
 
 @pytest.mark.parametrize(
@@ -168,7 +173,7 @@ def test_ace_distributions(counts: list[int], want: list[tuple[str, str, int]]) 
 def _four_aces_holder(arrangement: str, status: str = "arranged") -> dict[str, object]:
     used = arrangement.replace("|", " ").split()
     seats = deal(9, [used, None, None, None])
-    others = [seat(n, " ".join(c), status="timed_out") for n, c in zip("QRS", seats[1:])]
+    others = [seat(n, " ".join(c), status="timed_out") for n, c in zip("QRS", seats[1:], strict=True)]
     return room("maubinh-chi-at", seat("P", arrangement, status=status), *others)
 
 
@@ -213,8 +218,10 @@ def test_four_aces_held_by_a_leaver_collect_16_from_each() -> None:
 
 def test_no_ace_settlement_outside_four_player_chi_at_rooms() -> None:
     seats = with_aces(2, [2, 1, 1, 0])
-    four = [seat(n, " ".join(c), status="left") for n, c in zip("PQRS", seats)]
+    four = [seat(n, " ".join(c), status="left") for n, c in zip("PQRS", seats, strict=True)]
     assert lines(scored(room("maubinh-2020", *four)), "ace") == []
     three = deal(4, [["AS", "AC", *seats[0][2:]], None, None])
-    result = scored(room("maubinh-chi-at", *(seat(n, " ".join(c), status="left") for n, c in zip("PQR", three))))
+    result = scored(
+        room("maubinh-chi-at", *(seat(n, " ".join(c), status="left") for n, c in zip("PQR", three, strict=True)))
+    )
     assert lines(result, "ace") == []

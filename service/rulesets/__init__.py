@@ -17,11 +17,8 @@ from typing import Any, Literal
 
 import jsonschema
 
-from service.hands import HandTable, Wheel, hand_table
-
-Position = Literal["back", "middle", "front"]
-POSITIONS: tuple[Position, ...] = ("back", "middle", "front")
-CHI_SIZES: MappingProxyType[Position, int] = MappingProxyType({"back": 5, "middle": 5, "front": 3})
+from service.hands import POSITIONS, HandTable, Wheel, hand_table
+from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
 
 
 class RulesetError(ValueError):
@@ -65,6 +62,10 @@ class Ruleset:
     left_is_scooped: bool
     aces: AceRule | None
     data: MappingProxyType[str, Any]
+    card_patterns: frozenset[str]
+    """The 13-card patterns of the instant-win table."""
+    arrangement_patterns: frozenset[str]
+    """The patterns of the table that need a non-fouled arrangement."""
 
     @property
     def hands(self) -> HandTable:
@@ -140,6 +141,8 @@ def build_ruleset(data: dict[str, Any]) -> Ruleset:
         left_is_scooped=data["fouls"]["left_is_scooped"],
         aces=aces,
         data=MappingProxyType(data),
+        card_patterns=frozenset(patterns) & frozenset(CARD_PATTERNS),
+        arrangement_patterns=frozenset(patterns) & frozenset(ARRANGEMENT_PATTERNS),
     )
 
 

@@ -1,0 +1,194 @@
+"""Every 422 kind of API.md, each naming the field by JSON pointer; every fault, not the first."""
+
+from typing import Any
+
+import pytest
+from helpers import room, seat
+
+from service.documents import BadDocument, loads, score_document
+from service.scoring import RoomRejected
+
+P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"
+Q = "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"
+
+
+def faults(request: Any) -> list[tuple[str, str]]:
+    with pytest.raises(RoomRejected) as rejected:
+        score_document(request)
+    return [(f.pointer, f.message) for f in rejected.value.faults]
+
+
+def pointers(request: Any) -> list[str]:
+    return [pointer for pointer, _ in faults(request)]
+
+
+def test_bad_card_text_names_the_card() -> None:
+    bad = seat("P", P.replace("7C", "1S"))
+    assert faults(room("maubinh-2020", bad, seat("Q", Q))) == [
+        ("/players/0/back/2", "'1S': unknown rank '1' (use 2-9, T or 10, J, Q, K, A)")
+    ]
+
+
+def test_unicode_and_junk_in_card_strings() -> None:
+    bad = seat("P", P)
+    bad["back"][0] = "A💥"
+    bad["middle"][1] = 7
+    bad["front"][2] = "4 C"
+    assert pointers(room("maubinh-2020", bad, seat("Q", Q))) == [
+        "/players/0/back/0",
+        "/players/0/middle/1",
+        "/players/0/front/2",
+    ]
+
+
+def test_wrong_chi_sizes() -> None:
+    player = seat("P", P)
+    player["front"].append(player["back"].pop())
+    assert faults(room("maubinh-bao", player, seat("Q", Q))) == [
+        ("/players/0/back", "back holds 5 cards, not 4"),
+        ("/players/0/front", "front holds 3 cards, not 4"),
+    ]
+
+
+def test_bare_cards_must_be_13() -> None:
+    assert pointers(room("maubinh-chi-at", seat("P", P), seat("Q", "9S 9D 9C 4S", status="left"))) == [
+        "/players/1/cards"
+    ]
+
+
+def test_duplicate_card_reported_at_every_later_occurrence_in_request_order() -> None:
+    q = Q.replace("9S", "AS").replace("TS", "KS")  # AS and KS also in P
+    r = "2S 2D 3C 3H 4H | 5S 5C 6H 6S 7S | AS 8C 8D"
+    assert faults(room("maubinh-2020", seat("P", P), seat("Q", q), seat("R", r))) == [
+        ("/players/1/back/0", "AS appears twice in the room (first at /players/0/back/0)"),
+        ("/players/1/middle/4", "KS appears twice in the room (first at /players/0/middle/0)"),
+        ("/players/2/front/0", "AS appears twice in the room (first at /players/0/back/0)"),
+    ]
+
+
+def test_duplicate_inside_one_hand() -> None:
+    assert pointers(room("maubinh-2020", seat("P", P.replace("2H", "AS")), seat("Q", Q))) == ["/players/0/back/4"]
+
+
+def test_unknown_ruleset() -> None:
+    assert faults(room("maubinh-1999", seat("P", P), seat("Q", Q))) == [
+        ("/ruleset", "unknown ruleset 'maubinh-1999'; this service knows maubinh-2020, maubinh-bao, maubinh-chi-at")
+    ]
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_player_count_outside_the_rulesets_range(count: int) -> None:
+    deck = [f"{r}{s}" for r in "23456789TJQKA" for s in "SCDH"]
+    players = [{"id": f"p{k}", "status": "left", "cards": deck[k * 10 : k * 10 + 13]} for k in range(count)]
+    reported = faults(room("maubinh-2020", *players))
+    assert ("/players", f"maubinh-2020 seats 2 to 4 players, not {count}") in reported
+
+
+def test_duplicate_player_id() -> None:
+    assert faults(room("maubinh-2020", seat("P", P), seat("P", Q))) == [
+        ("/players/1/id", "duplicate player id 'P' (first at /players/0)")
+    ]
+
+
+@pytest.mark.parametrize("player_id", ["", "a b", "người", "x" * 65, "p/1"])
+def test_player_id_shape(player_id: str) -> None:
+    assert pointers(room("maubinh-2020", seat(player_id, P), seat("Q", Q))) == ["/players/0/id"]
+
+
+@pytest.mark.parametrize("declare", [True, False])
+def test_declare_in_an_automatic_ruleset_is_refused_even_false(declare: bool) -> None:
+    assert pointers(room("maubinh-chi-at", seat("P", P, declare=declare), seat("Q", Q))) == ["/players/0/declare"]
+
+
+def test_declare_from_a_timed_out_player_is_refused() -> None:
+    reported = faults(room("maubinh-bao", seat("P", P), seat("Q", Q, status="timed_out", declare=True)))
+    assert reported == [
+        ("/players/1/declare", "only an arranged player can declare (BÁO), not one with status 'timed_out'")
+    ]
+
+
+def test_false_declaration_is_checked_once_the_rest_is_well_formed() -> None:
+    assert pointers(room("maubinh-bao", seat("P", P, declare=True), seat("Q", Q))) == ["/players/0/declare"]
+    both = room("maubinh-bao", seat("P", P, declare=True), seat("Q", Q.replace("AH", "ZZ")))
+    assert pointers(both) == ["/players/1/front/0"]
+
+
+@pytest.mark.parametrize("stake", [0, -5, 1.5, "1000", True, None, 10**12 + 1, [1000]])
+def test_bad_stakes(stake: object) -> None:
+    assert pointers(room("maubinh-2020", seat("P", P), seat("Q", Q), stake=stake)) == ["/stake"]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("stake", "read"), [(1000.0, 1000), (10**12, 10**12), (1, 1)])
+def test_integral_stakes(stake: float, read: int) -> None:
+    result = score_document(room("maubinh-2020", seat("P", P), seat("Q", Q), stake=stake))  # type: ignore[arg-type]
+    assert result["stake"] == read and isinstance(result["stake"], int)
+    assert result["players"][0]["amount"] == -9 * read
+
+
+def test_round_id_is_echoed_and_bounded() -> None:
+    assert score_document(room("maubinh-2020", seat("P", P), seat("Q", Q), round_id="t7/r1"))["round_id"] == "t7/r1"
+    assert pointers(room("maubinh-2020", seat("P", P), seat("Q", Q), round_id="x" * 129)) == ["/round_id"]
+
+
+def test_one_form_only() -> None:
+    player = seat("P", P)
+    player["cards"] = P.replace("|", " ").split()
+    reported = faults(room("maubinh-chi-at", player, seat("Q", Q)))
+    assert ("/players/0/cards", "send either back, middle and front, or cards, never both") in reported
+
+
+def test_an_arranged_player_needs_all_three_hands() -> None:
+    player = seat("P", P)
+    del player["front"]
+    assert pointers(room("maubinh-2020", player, seat("Q", Q))) == ["/players/0/front"]
+
+
+def test_a_leaver_needs_some_cards() -> None:
+    assert faults(room("maubinh-2020", {"id": "P", "status": "left"}, seat("Q", Q))) == [
+        ("/players/0", "give the arrangement (back, middle, front) or the 13 cards")
+    ]
+
+
+def test_unknown_fields_and_bad_status() -> None:
+    player = seat("P", P, colour="red", status="sleeping")
+    assert pointers({**room("maubinh-2020", player, seat("Q", Q)), "table": 7}) == [
+        "/players/0/status",
+        "/players/0/colour",
+        "/table",
+    ]
+
+
+@pytest.mark.parametrize("body", [[], "room", 7, None, True])
+def test_a_body_that_is_not_an_object(body: object) -> None:
+    assert pointers(body) == [""]
+
+
+def test_wrong_types_everywhere_are_all_reported() -> None:
+    request = {"ruleset": 2020, "stake": "x", "round_id": 5, "players": [7, {"id": 1, "back": "AS"}]}
+    assert pointers(request) == [
+        "/ruleset",
+        "/stake",
+        "/round_id",
+        "/players/0",
+        "/players/1/id",
+        "/players/1/back",
+        "/players/1/middle",
+        "/players/1/front",
+    ]
+
+
+def test_missing_required_fields() -> None:
+    assert pointers({}) == ["/ruleset", "/players"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"{", b"", b"\xff\xfe", b'{"a": NaN}', b'{"a": Infinity}', b'{"a": 1, "a": 2}', b"[" * 100000],
+)
+def test_documents_that_are_not_json(body: bytes) -> None:
+    with pytest.raises(BadDocument):
+        loads(body)
+
+
+def test_json_pointer_escapes_unknown_keys() -> None:
+    assert pointers({"ruleset": "maubinh-2020", "players": [], "a/b~c": 1})[-1] == "/a~1b~0c"
