@@ -267,7 +267,7 @@ class HandTable:
 
     def describe(self, cards: Sequence[int]) -> HandValue:
         """Evaluate and name a hand; its cards ordered as §2.2 reads them."""
-        strength = self.evaluate(cards)
+        strength = self.evaluate5(cards) if len(cards) == 5 else self.evaluate3(cards)
         info = self.infos.get(strength)
         if info is None:
             info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
@@ -275,15 +275,15 @@ class HandTable:
 
     @staticmethod
     def display_order(cards: Sequence[int], category: Category) -> tuple[Card, ...]:
-        """Groups first (quads, trips, pairs), then high to low; straights from the top."""
+        """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top."""
         if category in _UNGROUPED:
-            ordered = sorted(cards, reverse=True)
+            ordered = sorted(cards, key=_HIGH_FIRST.__getitem__)
             if ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3 and category in _STRAIGHTS:
                 ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
         else:
             ranks = [c >> 2 for c in cards]
-            ordered = sorted(cards, key=lambda c: ((4 - ranks.count(c >> 2)) << 6) - (c & ~3) + (c & 3))
-        return tuple(DECK[c] for c in ordered)
+            ordered = sorted(cards, key=lambda c: _GROUP_WEIGHT[ranks.count(c >> 2)] + _HIGH_FIRST[c])
+        return tuple([DECK[c] for c in ordered])
 
 
 def _evaluator5(plain: dict[int, int], flush: dict[int, int]) -> Callable[[Sequence[int]], int]:
@@ -312,6 +312,8 @@ def _evaluator3(three: dict[int, int]) -> Callable[[Sequence[int]], int]:
 
 _CATEGORIES = tuple(Category)
 _STRAIGHTS = (Category.STRAIGHT, Category.STRAIGHT_FLUSH)
+_GROUP_WEIGHT = (0, 256, 128, 64, 0)  # by how many cards share the rank: quads first, singles last
+_HIGH_FIRST = tuple(52 - (c & ~3) + (c & 3) for c in range(52))  # rank high to low, then suit S C D H
 _UNGROUPED = frozenset((Category.HIGH_CARD, Category.STRAIGHT, Category.FLUSH, Category.STRAIGHT_FLUSH))
 
 

@@ -63,6 +63,7 @@ def _three_straight_splits() -> dict[int, tuple[tuple[int, ...], tuple[int, ...]
 THREE_STRAIGHT_SPLITS = _three_straight_splits()
 """Rank-multiset key → (3-card, 5-card, 5-card) rank sets of one such split."""
 
+_DIAMONDS, _HEARTS = sorted(RED_SUITS)
 THREE_FLUSH_SUIT_COUNTS = {(5, 5, 3, 0), (8, 5, 0, 0), (10, 3, 0, 0), (13, 0, 0, 0)}
 
 
@@ -86,7 +87,9 @@ def _order(table: HandTable, first: list[int], second: list[int], front: list[in
 
 
 def three_straights_split(cards: Sequence[int], table: HandTable) -> Split | None:
-    key = sum(RANK_KEY[c] for c in cards)
+    key = 0
+    for c in cards:
+        key += RANK_KEY[c]
     found = THREE_STRAIGHT_SPLITS.get(key)
     if found is None:
         return None
@@ -128,24 +131,25 @@ def card_patterns(cards: Sequence[int], table: HandTable, wanted: frozenset[str]
     for c in cards:
         rank_counts[c >> 2] += 1
         suit_counts[c & 3] += 1
-    if max(rank_counts) == 1:
+    if rank_counts.count(1) == 13:
         found["dragon"] = None
         if 13 in suit_counts:
             found["dragon_flush"] = None
-    red = sum(suit_counts[s] for s in RED_SUITS)
+    red = suit_counts[_DIAMONDS] + suit_counts[_HEARTS]
     if red in (0, 13):
         found["thirteen_same_color"] = None
     elif red in (1, 12):
         found["twelve_same_color"] = None
-    pairs = sum(n >> 1 for n in rank_counts)
-    if pairs == 6:
+    if rank_counts.count(2) + rank_counts.count(3) + 2 * rank_counts.count(4) == 6:
         found["six_pairs"] = None
         if 3 in rank_counts:  # 13 cards: the trips plus five pairs; quads as trips would need 7 pairs
             found["five_pairs_triple"] = None
-    if "three_straights" in wanted and max(rank_counts) <= 3 and (split := three_straights_split(cards, table)):
+    if "three_straights" in wanted and 4 not in rank_counts and (split := three_straights_split(cards, table)):
         found["three_straights"] = split
     if "three_flushes" in wanted and tuple(sorted(suit_counts, reverse=True)) in THREE_FLUSH_SUIT_COUNTS:
         found["three_flushes"] = three_flushes_split(cards, table)
+    if not found:
+        return found
     return {p: s for p, s in found.items() if p in wanted}
 
 

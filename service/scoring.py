@@ -134,7 +134,7 @@ def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset) -> PlayerResult:
         reason = "timed_out"
     elif hands is not None:
         reason = arrangement_foul(hands)
-    aces = sum(1 for c in entry.cards if c >> 2 == ACE)
+    aces = [c >> 2 for c in entry.cards].count(ACE)
     return PlayerResult(
         id=entry.id,
         status=entry.status,
@@ -252,72 +252,61 @@ class _Settlement:
         return True
 
     def compare(self, i: int, j: int) -> None:
+        """§5 for one pair: chi by chi (or every chi to the side that did not foul), bonuses."""
         a, b = self.players[i], self.players[j]
         if a.fouled and b.fouled:
             self.showdown[(i, j)] = PairShowdown((a.id, b.id), "both_fouled")
             return
         pair = PairShowdown((a.id, b.id), "foul" if a.fouled or b.fouled else "comparison")
         self.showdown[(i, j)] = pair
-        won = {i: 0, j: 0}
+        won_i = won_j = 0
         for position in POSITIONS:
-            winner = self._chi_winner(i, j, position)
-            if winner is None:
-                pair.chi.append(ChiOutcome(position, None, 0))
-                continue
-            loser = j if winner == i else i
-            value = self._pay_chi(winner, loser, position)
+            if a.fouled or b.fouled:
+                winner = j if a.fouled else i
+            else:
+                assert a.hands is not None and b.hands is not None
+                strength_a, strength_b = a.hands[position].strength, b.hands[position].strength
+                if strength_a == strength_b:
+                    pair.chi.append(ChiOutcome(position, None, 0))
+                    continue
+                winner = i if strength_a > strength_b else j
+            if winner == i:
+                won_i += 1
+                value = self._pay_chi(i, j, position)
+            else:
+                won_j += 1
+                value = self._pay_chi(j, i, position)
             pair.chi.append(ChiOutcome(position, self.players[winner].id, value))
-            won[winner] += 1
-        for winner, loser in ((i, j), (j, i)):
-            if won[winner] == 3 and self._scoopable(loser):
-                self.swept.add((winner, loser))
-
-    def _chi_winner(self, i: int, j: int, position: Position) -> int | None:
-        a, b = self.players[i], self.players[j]
-        if a.fouled or b.fouled:
-            return j if a.fouled else i
-        assert a.hands is not None and b.hands is not None
-        sa, sb = a.hands[position].strength, b.hands[position].strength
-        return i if sa > sb else j if sb > sa else None
+        if won_i == 3 and self._scoopable(j):
+            self.swept.add((i, j))
+        elif won_j == 3 and self._scoopable(i):
+            self.swept.add((j, i))
 
     def _pay_chi(self, winner: int, loser: int, position: Position) -> int:
-        win_hand = self.players[winner].hands
-        assert win_hand is not None
-        hand = win_hand[position]
-        lose_hands = self.players[loser].hands
-        hands = {
-            "payee": hand.info.id,
-            "payer": None if self.players[loser].fouled or lose_hands is None else lose_hands[position].info.id,
-        }
+        """One won chi: a chi line, and a bonus line where the hand's chi value v > 1."""
+        win, lose = self.players[winner], self.players[loser]
+        assert win.hands is not None
+        info = win.hands[position].info
+        lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
+        hands = {"payee": info.id, "payer": lost_to}
+        how = f"{lose.id} fouled" if lose.fouled else f"{info.id} beats {lost_to}"
+        self.pay("chi", loser, winner, 1, "RULES §5: one unit per chi won", f"{position}: {how}", position, hands)
         bonuses = self.ruleset.bonuses[position]
-        key = next((k for k in hand.info.bonus_keys if k in bonuses), None)
-        value = bonuses[key] if key else 1
-        how = (
-            f"{self.players[loser].id} fouled"
-            if self.players[loser].fouled
-            else f"{hands['payee']} beats {hands['payer']}"
-        )
-        self.pay(
-            "chi",
-            loser,
-            winner,
-            1,
-            "RULES §5: one unit per chi won",
-            f"{position}: {how}",
-            position=position,
-            hands=hands,
-        )
-        if key:
-            self.pay(
-                "bonus",
-                loser,
-                winner,
-                value - 1,
-                f"bonuses.{position}.{key}",
-                f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus",
-                position=position,
-                hands=hands,
-            )
+        value = 1
+        for key in info.bonus_keys:
+            if key in bonuses:
+                value = bonuses[key]
+                self.pay(
+                    "bonus",
+                    loser,
+                    winner,
+                    value - 1,
+                    f"bonuses.{position}.{key}",
+                    f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus",
+                    position,
+                    hands,
+                )
+                break
         self.chi_total[(winner, loser)] = self.chi_total.get((winner, loser), 0) + value
         return value
 
