@@ -121,6 +121,9 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+_MARSHMALLOW_CODES = {"Unknown field.": "unknown_field", "Missing data for required field.": "required"}
+
+
 def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
     if isinstance(messages, dict):
         for key, value in messages.items():
@@ -132,7 +135,8 @@ def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
         for message in messages:
             yield from _flatten(message, pointer)
     else:
-        yield Fault(pointer, str(messages))
+        text = str(messages)
+        yield Fault(pointer, text, _MARSHMALLOW_CODES.get(text, "invalid"))
 
 
 _FIELD_ORDER = {
@@ -157,7 +161,7 @@ def _ruleset_faults(raw: Mapping[str, Any]) -> list[Fault]:
     name = raw.get("ruleset")
     if isinstance(name, str) and name and get_ruleset(name) is None:
         known = ", ".join(sorted(all_rulesets()))
-        return [Fault("/ruleset", f"unknown ruleset {name[:64]!r}; this service knows {known}")]
+        return [Fault("/ruleset", f"unknown ruleset {name[:64]!r}; this service knows {known}", "unknown_ruleset")]
     return []
 
 
@@ -173,27 +177,39 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
     at = f"/players/{index}"
     given = [p for p in POSITIONS if p in player]
     if given and "cards" in player:
-        yield Fault(f"{at}/cards", "send either back, middle and front, or cards, never both")
+        yield Fault(f"{at}/cards", "send either back, middle and front, or cards, never both", "both_forms")
     needs_arrangement = status == "arranged" or (
         status == "timed_out" and ruleset is not None and ruleset.timeout == "as_arranged"
     )
     if needs_arrangement and "cards" in player and not given:
         yield Fault(
-            f"{at}/cards", f"{_who(status, ruleset)} gives an arrangement (back, middle, front), not bare cards"
+            f"{at}/cards",
+            f"{_who(status, ruleset)} gives an arrangement (back, middle, front), not bare cards",
+            "missing_hand",
         )
     if needs_arrangement or given:
         for position in POSITIONS:
             if position not in given:
-                yield Fault(f"{at}/{position}", f"required: {_who(status, ruleset)} gives back, middle and front")
+                yield Fault(
+                    f"{at}/{position}",
+                    f"required: {_who(status, ruleset)} gives back, middle and front",
+                    "missing_hand",
+                )
     elif "cards" not in player:
-        yield Fault(at, "give the arrangement (back, middle, front) or the 13 cards")
+        yield Fault(at, "give the arrangement (back, middle, front) or the 13 cards", "no_cards")
     if "declare" in player and ruleset is not None:
         if ruleset.instant_mode != "declared":
             yield Fault(
-                f"{at}/declare", f"not allowed: {ruleset.id} finds instant wins itself (automatic), nobody declares"
+                f"{at}/declare",
+                f"not allowed: {ruleset.id} finds instant wins itself (automatic), nobody declares",
+                "declare_not_allowed",
             )
         elif status != "arranged":
-            yield Fault(f"{at}/declare", f"only an arranged player can declare (BÁO), not one with status {status!r}")
+            yield Fault(
+                f"{at}/declare",
+                f"only an arranged player can declare (BÁO), not one with status {status!r}",
+                "declare_not_allowed",
+            )
 
 
 def _duplicate_faults(players: list[Any], card_keys: tuple[str, ...]) -> Iterator[Fault]:
@@ -212,7 +228,9 @@ def _duplicate_faults(players: list[Any], card_keys: tuple[str, ...]) -> Iterato
                     continue
                 pointer = f"/players/{index}/{key}/{k}"
                 if card in first_seen:
-                    yield Fault(pointer, f"{card} appears twice in the room (first at {first_seen[card]})")
+                    yield Fault(
+                        pointer, f"{card} appears twice in the room (first at {first_seen[card]})", "duplicate_card"
+                    )
                 else:
                     first_seen[card] = pointer
 
@@ -228,7 +246,7 @@ def _room_rule_faults(raw: Any) -> list[Fault]:
     low, high = (ruleset.min_players, ruleset.max_players) if ruleset else (2, 4)
     if not low <= len(players) <= high:
         where = f"{ruleset.id} seats" if ruleset else "a room seats"
-        faults.append(Fault("/players", f"{where} {low} to {high} players, not {len(players)}"))
+        faults.append(Fault("/players", f"{where} {low} to {high} players, not {len(players)}", "player_count"))
     seen_ids: dict[str, int] = {}
     for index, player in enumerate(players):
         if not isinstance(player, dict):
@@ -240,6 +258,7 @@ def _room_rule_faults(raw: Any) -> list[Fault]:
                     Fault(
                         f"/players/{index}/id",
                         f"duplicate player id {player_id[:64]!r} (first at /players/{seen_ids[player_id]})",
+                        "duplicate_player_id",
                     )
                 )
             else:
@@ -298,7 +317,7 @@ def _single_hand_faults(raw: Any, keys: tuple[str, ...]) -> list[Fault]:
 
 
 def _strip_player_prefix(faults: list[Fault]) -> list[Fault]:
-    return [Fault(f.pointer.removeprefix("/players/0"), f.message) for f in faults]
+    return [Fault(f.pointer.removeprefix("/players/0"), f.message, f.code) for f in faults]
 
 
 def load_arrangement(raw: Any) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:

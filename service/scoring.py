@@ -23,10 +23,25 @@ STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace"
 
 @dataclass(frozen=True)
 class Fault:
-    """One thing wrong with a request: where (RFC 6901 pointer) and what."""
+    """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""
 
     pointer: str
     message: str
+    code: str = "invalid"
+
+
+SEMANTIC_FAULTS = frozenset(
+    {
+        "duplicate_card",
+        "duplicate_player_id",
+        "missing_hand",
+        "both_forms",
+        "no_cards",
+        "declare_not_allowed",
+        "false_declaration",
+    }
+)
+"""Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""
 
 
 class RoomRejected(ValueError):
@@ -181,6 +196,7 @@ def _instant_wins(room: Room, players: list[PlayerResult]) -> None:
                     f"/players/{index}/declare",
                     "declared an instant win (BÁO) but the cards qualify for no pattern of "
                     f"{ruleset.id}'s table" + (" (the arrangement fouls)" if player.fouled else ""),
+                    "false_declaration",
                 )
             )
     if faults:

@@ -25,7 +25,10 @@ PROBLEM_BASE = "https://maubinh.dev/problems/"
 
 def dumps(document: object) -> bytes:
     """Compact, UTF-8, key order as built: the same result always gives the same bytes."""
-    return orjson.dumps(document)
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:  # a lone surrogate echoed from the request: escape it rather than fail
+        return json.dumps(document, separators=(",", ":")).encode()
 
 
 def hand_json(hand: HandValue, label: str | None = None) -> dict[str, Any]:
@@ -131,7 +134,7 @@ def problem_json(
     slug = title.lower().replace(" ", "-")
     out: dict[str, Any] = {"type": PROBLEM_BASE + slug, "title": title, "status": status, "detail": detail}
     if faults is not None:
-        out["errors"] = [{"pointer": f.pointer, "message": f.message} for f in faults]
+        out["errors"] = [{"pointer": f.pointer, "message": f.message, "code": f.code} for f in faults]
     out.update(extra)
     return out
 

@@ -1,0 +1,58 @@
+"""gunicorn settings for ``maubinh serve`` and the container (deploy/gunicorn.conf.py loads this).
+
+Every value can be set from the environment; defaults suit a CPU-bound service:
+one worker per core available to the process, a few threads each for slow clients.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+
+def _int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw else default
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+bind = f"{os.environ.get('MAUBINH_HOST', '127.0.0.1')}:{_int('MAUBINH_PORT', 8000)}"
+workers = _int("MAUBINH_WORKERS", _cores())
+worker_class = "gthread"
+threads = _int("MAUBINH_THREADS", 4)
+timeout = _int("MAUBINH_TIMEOUT", 30)
+graceful_timeout = _int("MAUBINH_GRACEFUL_TIMEOUT", 20)
+keepalive = _int("MAUBINH_KEEPALIVE", 5)
+max_requests = _int("MAUBINH_MAX_REQUESTS", 20000)
+max_requests_jitter = _int("MAUBINH_MAX_REQUESTS_JITTER", 2000)
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+preload_app = True
+accesslog = None  # the app logs one JSON line per request itself
+errorlog = "-"
+loglevel = os.environ.get("MAUBINH_LOG_LEVEL", "info").lower()
+wsgi_app = "service.api.wsgi:app"
+limit_request_line = 8190
+limit_request_fields = 100
+
+
+def on_starting(server: Any) -> None:
+    """Start every run with an empty metrics directory: old workers' files would be summed in."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        shutil.rmtree(directory, ignore_errors=True)
+        os.makedirs(directory, exist_ok=True)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """A worker left: its live gauges go with it (prometheus-client multiprocess mode)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]

@@ -1,0 +1,44 @@
+"""JSON log lines, one per request, carrying the request id."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+            **getattr(record, "fields", {}),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False, default=str)
+
+
+def logger(level: str) -> logging.Logger:
+    log = logging.getLogger("maubinh")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(JsonFormatter())
+        log.addHandler(handler)
+        log.propagate = False
+    log.setLevel(level)
+    return log
+
+
+def request_id(offered: str | None) -> str:
+    """The caller's X-Request-ID when it is a sane token, else a fresh one."""
+    if offered and REQUEST_ID.match(offered):
+        return offered
+    return uuid.uuid4().hex

@@ -1,0 +1,23 @@
+"""``maubinh serve``: run gunicorn with the service's configuration, metrics across workers."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+DEFAULT_CONFIG = "python:service.api.gunicorn_config"
+
+
+def serve(host: str | None, port: int | None) -> int:
+    """Replace this process with gunicorn, so that signals reach its master directly."""
+    env = dict(os.environ)
+    if host is not None:
+        env["MAUBINH_HOST"] = host
+    if port is not None:
+        env["MAUBINH_PORT"] = str(port)
+    if not env.get("PROMETHEUS_MULTIPROC_DIR"):
+        env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="maubinh-metrics-")
+    config = env.get("MAUBINH_GUNICORN_CONFIG", DEFAULT_CONFIG)
+    os.execve(sys.executable, [sys.executable, "-m", "gunicorn", "--config", config], env)
+    return 0  # pragma: no cover - execve does not return

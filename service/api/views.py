@@ -1,0 +1,82 @@
+"""Routes: each loads the body, calls the domain through service.documents, dumps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+from flask import Blueprint, Response, current_app, g, request
+from werkzeug.exceptions import NotFound, RequestEntityTooLarge, UnsupportedMediaType
+
+from service.api import metrics
+from service.documents import OPERATIONS, loads
+from service.rulesets import all_rulesets, get_ruleset
+from service.serialize import dumps, ruleset_json
+
+api = Blueprint("api", __name__)
+
+
+def _ok(body: object) -> Response:
+    return Response(dumps(body), status=200, content_type="application/json")
+
+
+def _json_body() -> Any:
+    """The request's JSON document: 413 over the limit, 415 if not JSON, 400 if not parseable."""
+    limit = current_app.config["SETTINGS"].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        raise RequestEntityTooLarge
+    mimetype = request.mimetype
+    if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
+        raise UnsupportedMediaType
+    return loads(request.get_data(cache=False))
+
+
+def _operation(name: str) -> Callable[[], Response]:
+    def view() -> Response:
+        body = OPERATIONS[name](_json_body())
+        g.outcome = body
+        return _ok(body)
+
+    view.__name__ = name
+    return view
+
+
+for _name in sorted(OPERATIONS):
+    api.add_url_rule(f"/v1/{_name}", view_func=_operation(_name), methods=["POST"], provide_automatic_options=False)
+
+
+@api.get("/v1/rulesets", provide_automatic_options=False)
+def rulesets() -> Response:
+    return _ok({"rulesets": [r.summary() for r in all_rulesets().values()]})
+
+
+@api.get("/v1/rulesets/<ruleset_id>", provide_automatic_options=False)
+def ruleset(ruleset_id: str) -> Response:
+    found = get_ruleset(ruleset_id)
+    if found is None:
+        raise NotFound
+    return _ok(ruleset_json(found))
+
+
+@api.get("/healthz", provide_automatic_options=False)
+def healthz() -> Response:
+    return _ok({"status": "ok"})
+
+
+@api.get("/readyz", provide_automatic_options=False)
+def readyz() -> Response:
+    loaded = all_rulesets()
+    return _ok({"status": "ready", "rulesets": len(loaded), "version": metrics.version()})
+
+
+@api.get("/metrics", provide_automatic_options=False)
+def metrics_text() -> Response:
+    text, content_type = metrics.exposition()
+    return Response(text, status=200, content_type=content_type)
+
+
+@api.get("/openapi.yaml", provide_automatic_options=False)
+def openapi() -> Response:
+    spec = resources.files("service").joinpath("openapi.yaml").read_bytes()
+    return Response(spec, status=200, content_type="application/yaml")

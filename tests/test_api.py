@@ -1,0 +1,218 @@
+"""The HTTP layer: every error status, the auth switch, request ids, metrics, one serializer."""
+
+import json
+import logging
+
+import pytest
+import yaml
+from flask.testing import FlaskClient
+from helpers import golden_cases
+from openapi_spec_validator import validate
+
+from service.api import create_app
+from service.api.config import Settings
+from service.documents import score_document
+from service.serialize import dumps
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+PROBLEM = "application/problem+json"
+
+
+def test_the_spec_is_valid_openapi_and_served_as_is(client: FlaskClient) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "openapi.yaml").read_bytes()
+    validate(yaml.safe_load(text))
+    response = client.get("/openapi.yaml")
+    assert response.status_code == 200 and response.data == text
+
+
+def test_score_e1_over_http_is_the_clis_bytes(client: FlaskClient) -> None:
+    response = client.post("/v1/score", json=E1)
+    assert response.status_code == 200 and response.content_type == "application/json"
+    assert [(p["id"], p["amount"]) for p in response.json["players"]] == [("P", -9000), ("Q", 9000)]
+    assert response.data == dumps(score_document(E1))
+
+
+@pytest.mark.parametrize(("ruleset", "fouled"), [("maubinh-2020", False), ("maubinh-bao", True)])
+def test_evaluate_a_wheel_under_each_wheel_setting(client: FlaskClient, ruleset: str, fouled: bool) -> None:
+    """A-2-3-4-5 in the back under a 6-T straight: second highest (legal) or lowest (fouls)."""
+    body = {
+        "ruleset": ruleset,
+        "back": ["AS", "2D", "3C", "4H", "5S"],
+        "middle": ["6S", "7D", "8C", "9H", "TS"],
+        "front": ["KH", "QD", "JC"],
+    }
+    response = client.post("/v1/evaluate", json=body)
+    assert response.status_code == 200
+    assert response.json["fouled"] is fouled
+    assert response.json["foul_reason"] == ("middle_beats_back" if fouled else None)
+    assert response.json["hands"]["back"]["cards"] == ["5S", "4H", "3C", "2D", "AS"]
+
+
+def test_rulesets_listing_and_whole(client: FlaskClient) -> None:
+    listed = client.get("/v1/rulesets").json["rulesets"]
+    assert [r["id"] for r in listed] == ["maubinh-2020", "maubinh-bao", "maubinh-chi-at"]
+    whole = client.get("/v1/rulesets/maubinh-bao").json
+    assert whole["labels"] == {"back": "Chi cuối", "middle": "Chi giữa", "front": "Chi đầu"}
+    assert whole["digest"] == listed[1]["digest"]
+    assert any(choice["id"] == "scoop.multiplier" for choice in whole["choices"])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs", "status"),
+    [
+        ("post", "/v1/score", {"data": "{", "content_type": "application/json"}, 400),
+        ("post", "/v1/score", {"data": b"\xff", "content_type": "application/json"}, 400),
+        ("post", "/v1/score", {"data": '{"a": NaN}', "content_type": "application/json"}, 400),
+        ("get", "/v1/nothing", {}, 404),
+        ("get", "/v1/rulesets/maubinh-1999", {}, 404),
+        ("get", "/v1/score", {}, 405),
+        ("delete", "/v1/rulesets", {}, 405),
+        ("post", "/v1/score", {"data": "x" * (64 * 1024 + 1), "content_type": "application/json"}, 413),
+        ("post", "/v1/score", {"data": json.dumps(E1), "content_type": "text/plain"}, 415),
+        ("post", "/v1/score", {"data": json.dumps(E1)}, 415),
+        ("post", "/v1/score", {"json": {**E1, "ruleset": "nope"}}, 422),
+    ],
+)
+def test_every_error_is_problem_json(client: FlaskClient, method: str, path: str, kwargs: dict, status: int) -> None:  # type: ignore[type-arg]
+    response = getattr(client, method)(path, **kwargs)
+    assert response.status_code == status
+    assert response.content_type == PROBLEM
+    body = response.json
+    assert body["status"] == status and body["title"] and body["detail"] and body["type"].startswith("https://")
+    assert body["request_id"] == response.headers["X-Request-ID"]
+
+
+def test_405_names_the_allowed_methods(client: FlaskClient) -> None:
+    assert client.get("/v1/score").headers["Allow"] == "POST"
+    assert client.post("/v1/rulesets").headers["Allow"] == "GET, HEAD"
+
+
+def test_422_lists_every_fault_with_pointer_and_code(client: FlaskClient) -> None:
+    bad = json.loads(json.dumps(E1))
+    bad["players"][0]["back"][0] = "1S"
+    bad["players"][1]["back"][0] = "AD"  # also in P's back
+    bad["stake"] = "1000"
+    errors = client.post("/v1/score", json=bad).json["errors"]
+    assert [(e["pointer"], e["code"]) for e in errors] == [
+        ("/stake", "invalid"),
+        ("/players/0/back/0", "invalid"),
+        ("/players/1/back/0", "duplicate_card"),
+    ]
+
+
+def test_body_limit_is_configurable() -> None:
+    small = create_app({"max_body_bytes": 100, "log_requests": False}).test_client()
+    assert small.post("/v1/score", json=E1).status_code == 413
+    assert "100 bytes" in small.post("/v1/score", json=E1).json["detail"]
+
+
+def test_a_crash_is_a_generic_500_that_leaks_nothing(app, client: FlaskClient, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import service.documents
+
+    def explode(raw: object) -> dict[str, object]:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setitem(service.documents.OPERATIONS, "score", explode)
+    crashing = create_app({"log_requests": False}).test_client()
+    response = crashing.post("/v1/score", json=E1, headers={"X-Request-ID": "trace-42"})
+    assert response.status_code == 500 and response.content_type == PROBLEM
+    assert "secret" not in response.get_data(as_text=True)
+    assert response.json["request_id"] == "trace-42" and "trace-42" in response.json["detail"]
+
+
+def test_request_id_is_taken_or_made(client: FlaskClient) -> None:
+    assert client.get("/healthz", headers={"X-Request-ID": "abc-123"}).headers["X-Request-ID"] == "abc-123"
+    made = client.get("/healthz", headers={"X-Request-ID": "bad id with spaces"}).headers["X-Request-ID"]
+    assert made != "bad id with spaces" and len(made) == 32
+
+
+def test_one_json_log_line_per_request(capsys) -> None:  # type: ignore[no-untyped-def]
+    logging.getLogger("maubinh").handlers.clear()  # bind the handler to the captured stderr
+    logged = create_app({"log_requests": True}).test_client()
+    logged.post("/v1/score", json=E1, headers={"X-Request-ID": "r-1"})
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
+    request_lines = [line for line in lines if line["msg"] == "request"]
+    assert len(request_lines) == 1
+    line = request_lines[0]
+    assert (line["request_id"], line["route"], line["status"], line["method"]) == ("r-1", "/v1/score", 200, "POST")
+    assert "P" not in json.dumps({k: v for k, v in line.items() if k not in ("ts", "msg", "logger", "level")}).split(
+        '"'
+    )
+    logging.getLogger("maubinh").handlers.clear()
+
+
+class TestAuth:
+    @pytest.fixture
+    def secured(self) -> FlaskClient:
+        return create_app({"api_keys": ("k-one", "k-two"), "log_requests": False}).test_client()
+
+    def test_off_by_default(self, client: FlaskClient) -> None:
+        assert client.post("/v1/score", json=E1).status_code == 200
+
+    @pytest.mark.parametrize("header", [None, "Bearer nope", "k-one", "Basic k-one", "Bearer ", "Bearer k-one "])
+    def test_scoring_needs_a_valid_bearer_key(self, secured: FlaskClient, header: str | None) -> None:
+        headers = {"Authorization": header} if header is not None else {}
+        response = secured.post("/v1/score", json=E1, headers=headers)
+        assert response.status_code == 401 and response.content_type == PROBLEM
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+    @pytest.mark.parametrize("key", ["k-one", "k-two"])
+    def test_any_configured_key_works(self, secured: FlaskClient, key: str) -> None:
+        assert secured.post("/v1/score", json=E1, headers={"Authorization": f"Bearer {key}"}).status_code == 200
+        assert secured.get("/v1/rulesets", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+
+    @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics", "/openapi.yaml"])
+    def test_health_metrics_and_spec_stay_open(self, secured: FlaskClient, path: str) -> None:
+        assert secured.get(path).status_code == 200
+
+
+def test_settings_from_the_environment() -> None:
+    env = {
+        "MAUBINH_MAX_BODY_BYTES": "2048",
+        "MAUBINH_API_KEYS": "a, b,,",
+        "MAUBINH_LOG_LEVEL": "debug",
+        "MAUBINH_LOG_REQUESTS": "off",
+    }
+    assert Settings.from_env(env) == Settings(
+        max_body_bytes=2048, api_keys=("a", "b"), log_level="DEBUG", log_requests=False
+    )
+    with pytest.raises(ValueError, match="unknown settings: colour"):
+        Settings().merged({"colour": "red"})
+
+
+def test_metrics_count_requests_rooms_fouls_and_instant_wins(client: FlaskClient) -> None:
+    def sample(text: str, name: str, **labels: str) -> float:
+        for line in text.splitlines():
+            if line.startswith(name + "{") and all(f'{k}="{v}"' in line for k, v in labels.items()):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    before = client.get("/metrics").get_data(as_text=True)
+    fouled = json.loads(json.dumps(E1))
+    fouled["players"][0]["front"], fouled["players"][0]["middle"] = (
+        fouled["players"][0]["middle"][:3],
+        fouled["players"][0]["front"] + fouled["players"][0]["middle"][3:],
+    )
+    client.post("/v1/score", json=E1)
+    client.post("/v1/score", json=fouled)
+    client.post("/v1/score", json={**E1, "stake": 0})
+    after = client.get("/metrics").get_data(as_text=True)
+    rooms = ("maubinh_rooms_scored_total", {"ruleset": "maubinh-2020", "players": "2"})
+    assert sample(after, rooms[0], **rooms[1]) - sample(before, rooms[0], **rooms[1]) == 2
+    assert (
+        sample(after, "maubinh_fouls_total", ruleset="maubinh-2020")
+        - sample(before, "maubinh_fouls_total", ruleset="maubinh-2020")
+        == 1
+    )
+    ok = {"route": "/v1/score", "method": "POST", "status": "200"}
+    assert sample(after, "maubinh_http_requests_total", **ok) - sample(before, "maubinh_http_requests_total", **ok) == 2
+    assert sample(after, "maubinh_http_request_duration_seconds_count", **ok) >= 2
+    assert "maubinh_build_info{" in after
+    assert "P" not in {
+        label.split('="')[1].rstrip('"')
+        for line in after.splitlines()
+        if "maubinh_" in line and "{" in line
+        for label in line[line.index("{") + 1 : line.index("}")].split(",")
+    }

@@ -1,0 +1,117 @@
+"""The real thing: `maubinh serve` under gunicorn on a free loopback port."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import golden_cases
+
+from service.documents import score_document
+from service.scoring import RoomRejected
+from service.serialize import dumps
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def call(base: str, path: str, body: Any = None) -> tuple[int, bytes]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    port = _free_port()
+    metrics_dir = tmp_path_factory.mktemp("metrics")
+    env = {
+        **os.environ,
+        "MAUBINH_WORKERS": "2",
+        "MAUBINH_THREADS": "2",
+        "MAUBINH_LOG_REQUESTS": "off",
+        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
+        "MAUBINH_GRACEFUL_TIMEOUT": "10",
+    }
+    script = Path(sys.executable).with_name("maubinh")
+    process = subprocess.Popen(
+        [str(script), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if call(base, "/readyz")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        process.kill()
+        pytest.fail(
+            "the server never became ready: " + process.stderr.read().decode()[-2000:] if process.stderr else ""
+        )
+    yield base, process, metrics_dir
+    if process.poll() is None:
+        process.kill()
+
+
+def test_every_golden_case_over_http_matches_in_process(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:
+    base, _, _ = server
+    for case in golden_cases():
+        status, body = call(base, "/v1/score", case["request"])
+        try:
+            expected_status, expected = 200, dumps(score_document(case["request"]))
+        except RoomRejected:
+            expected_status, expected = 422, b""
+        assert status == expected_status, case["name"]
+        if status == 200:
+            assert body == expected, case["name"]
+        else:
+            wanted = {f["pointer"] for f in case["expect"]["faults"]}
+            assert wanted <= {e["pointer"] for e in json.loads(body)["errors"]}
+
+
+def test_metrics_are_summed_across_workers(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:
+    base, _, metrics_dir = server
+    for _ in range(40):
+        assert call(base, "/healthz")[0] == 200
+    text = call(base, "/metrics")[1].decode()
+    served = [
+        line
+        for line in text.splitlines()
+        if line.startswith("maubinh_http_requests_total{") and 'route="/healthz"' in line
+    ]
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in served) >= 40
+    scored = [line for line in text.splitlines() if line.startswith("maubinh_rooms_scored_total{")]
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in scored) == sum(
+        1 for c in golden_cases() if "error" not in c["expect"]
+    )
+    pids = {f.name.rsplit("_", 1)[1] for f in metrics_dir.glob("counter_*.db")}
+    assert len(pids) >= 2, "requests should have reached both workers"
+
+
+def test_sigterm_drains_and_exits_cleanly(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:
+    _, process, _ = server
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    assert time.monotonic() - started < 12
