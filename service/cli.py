@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "rulesets":
         return _rulesets(args.id)
     if args.command == "serve":
-        from service.api.serve import serve
+        from service.serve import serve
 
         return serve(args.host, args.port)
     return _run_operation(args.command, args.file, args.jsonl)

@@ -37,18 +37,12 @@ def call(base: str, path: str, body: Any = None) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+def start(extra_env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
+    """`maubinh serve` on a free port, once /readyz answers."""
     port = _free_port()
-    metrics_dir = tmp_path_factory.mktemp("metrics")
-    env = {
-        **os.environ,
-        "MAUBINH_WORKERS": "2",
-        "MAUBINH_THREADS": "2",
-        "MAUBINH_LOG_REQUESTS": "off",
-        "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir),
-        "MAUBINH_GRACEFUL_TIMEOUT": "10",
-    }
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env.update(MAUBINH_WORKERS="2", MAUBINH_THREADS="2", MAUBINH_LOG_REQUESTS="off", MAUBINH_GRACEFUL_TIMEOUT="10")
+    env.update(extra_env)
     script = Path(sys.executable).with_name("maubinh")
     process = subprocess.Popen(
         [str(script), "serve", "--host", "127.0.0.1", "--port", str(port)],
@@ -58,20 +52,35 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subp
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             if call(base, "/readyz")[0] == 200:
-                break
+                return base, process
         except OSError:
             time.sleep(0.1)
-    else:
-        process.kill()
-        pytest.fail(
-            "the server never became ready: " + process.stderr.read().decode()[-2000:] if process.stderr else ""
-        )
+    process.kill()
+    stderr = process.stderr.read().decode()[-2000:] if process.stderr else ""
+    pytest.fail("the server never became ready: " + stderr)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    metrics_dir = tmp_path_factory.mktemp("metrics")
+    base, process = start({"PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)})
     yield base, process, metrics_dir
     if process.poll() is None:
         process.kill()
+
+
+@pytest.mark.parametrize("metrics_dir", ["missing", "unset"])
+def test_serve_starts_whatever_the_metrics_directory(tmp_path: Path, metrics_dir: str) -> None:
+    extra = {"PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "not" / "there")} if metrics_dir == "missing" else {}
+    base, process = start(extra)
+    try:
+        assert call(base, "/metrics")[0] == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
 
 
 def test_every_golden_case_over_http_matches_in_process(server: tuple[str, subprocess.Popen[bytes], Path]) -> None:

@@ -37,6 +37,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     log = logger(settings.log_level)
+    metrics.start()
     for ruleset in all_rulesets().values():
         hand_table(ruleset.wheel)  # build the tables before the first request, not during it
 

@@ -41,7 +41,12 @@ def version() -> str:
         return "0+unknown"
 
 
-BUILD.labels(version=version(), python=platform.python_version()).set(1)
+def start() -> None:
+    """Ready the metrics for this process: the multiprocess directory must exist before any write."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    BUILD.labels(version=version(), python=platform.python_version()).set(1)
 
 
 def exposition() -> tuple[bytes, str]:

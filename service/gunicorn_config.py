@@ -42,12 +42,16 @@ limit_request_line = 8190
 limit_request_fields = 100
 
 
-def on_starting(server: Any) -> None:
-    """Start every run with an empty metrics directory: old workers' files would be summed in."""
+def _fresh_metrics_dir() -> None:
+    """An empty metrics directory before the app is preloaded: old workers' files would be summed in,
+    and prometheus-client cannot write into a directory that does not exist."""
     directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if directory:
         shutil.rmtree(directory, ignore_errors=True)
         os.makedirs(directory, exist_ok=True)
+
+
+_fresh_metrics_dir()  # gunicorn reads this file before it preloads the app
 
 
 def child_exit(server: Any, worker: Any) -> None:

@@ -6,7 +6,7 @@ import os
 import sys
 import tempfile
 
-DEFAULT_CONFIG = "python:service.api.gunicorn_config"
+DEFAULT_CONFIG = "python:service.gunicorn_config"
 
 
 def serve(host: str | None, port: int | None) -> int:

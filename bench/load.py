@@ -1,0 +1,161 @@
+"""Load on loopback: POST /v1/score (four players) against GET /healthz, same server, same run.
+
+Starts `maubinh serve` on a free port, then:
+1. saturation, closed loop (wrk, fixed duration): requests/s, p50, p99, errors — healthz, then score;
+2. score at half its saturating rate, open loop (hey -q): p50 and p99, errors.
+Everything is bounded in time and talks to 127.0.0.1 only. Needs wrk and hey (Debian packages).
+Run: .venv/bin/python bench/load.py [--seconds 10] [--connections 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rooms import four_player_rooms
+
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = io.open("{body}"):read("*a")
+"""
+WRK_REPORT = """
+done = function(summary, latency, requests)
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
+               + summary.errors.status + summary.errors.timeout
+  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"errors\\": %d, \\"p50_ms\\": %f, \\"p99_ms\\": %f}\\n",
+    summary.requests, summary.duration / 1e6, errors, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_ready(base: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(base + "/readyz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("server did not become ready")
+
+
+def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 30,
+        check=True,
+    ).stdout
+    line = next(line for line in out.splitlines() if line.startswith("JSON "))
+    figures: dict[str, float] = json.loads(line[5:])
+    figures["rps"] = figures["requests"] / figures["seconds"]
+    return figures
+
+
+def hey_fixed_rate(url: str, body: Path, rate: float, seconds: int) -> dict[str, float]:
+    workers = 8
+    per_worker = max(1, round(rate / workers))
+    total = int(per_worker * workers * seconds)
+    out = subprocess.run(
+        [
+            "hey",
+            "-n",
+            str(total),
+            "-c",
+            str(workers),
+            "-q",
+            str(per_worker),
+            "-m",
+            "POST",
+            "-T",
+            "application/json",
+            "-D",
+            str(body),
+            "-t",
+            "10",
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds * 3 + 30,
+        check=True,
+    ).stdout
+    p50 = float(re.search(r"50%+ in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
+    p99 = float(re.search(r"99%+ in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    ok = sum(int(n) for n in re.findall(r"\[200\]\s+(\d+) responses", out))
+    return {"rps": rps, "p50_ms": p50, "p99_ms": p99, "errors": total - ok, "requests": total}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=16)
+    args = parser.parse_args()
+    for tool in ("wrk", "hey"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} is needed: apt-get install {tool}")
+    work = Path(tempfile.mkdtemp(prefix="maubinh-load-"))
+    body = work / "room.json"
+    body.write_text(json.dumps(four_player_rooms(1, seed=7, rulesets=("maubinh-chi-at",))[0]))
+    score_lua, get_lua = work / "score.lua", work / "get.lua"
+    score_lua.write_text(WRK_SCRIPT.format(body=body) + WRK_REPORT)
+    get_lua.write_text(WRK_REPORT)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "MAUBINH_LOG_REQUESTS": "off", "PROMETHEUS_MULTIPROC_DIR": str(work / "metrics")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_ready(base)
+        wrk(base + "/healthz", get_lua, 2, args.connections)  # warm up
+        wrk(base + "/v1/score", score_lua, 2, args.connections)
+        health = wrk(base + "/healthz", get_lua, args.seconds, args.connections)
+        score = wrk(base + "/v1/score", score_lua, args.seconds, args.connections)
+        half = hey_fixed_rate(base + "/v1/score", body, score["rps"] / 2, args.seconds)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+    print(
+        f"server: maubinh serve, {os.cpu_count()} cores shared with the load generator; {args.connections} connections"
+    )
+    print(
+        f"GET  /healthz  saturated : {health['rps']:8.0f} req/s  p50 {health['p50_ms']:6.2f} ms  p99 {health['p99_ms']:6.2f} ms  errors {health['errors']:.0f}"
+    )
+    print(
+        f"POST /v1/score saturated : {score['rps']:8.0f} req/s  p50 {score['p50_ms']:6.2f} ms  p99 {score['p99_ms']:6.2f} ms  errors {score['errors']:.0f}"
+    )
+    print(f"score / healthz throughput: {score['rps'] / health['rps']:.2f}x (goal >= 0.5)")
+    print(
+        f"POST /v1/score at {half['rps']:.0f} req/s (half)  : p50 {half['p50_ms']:6.2f} ms  p99 {half['p99_ms']:6.2f} ms  errors {half['errors']:.0f} of {half['requests']:.0f} (goal p99 <= 20 ms, 0 errors)"
+    )
+
+
+if __name__ == "__main__":
+    main()
