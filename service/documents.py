@@ -11,9 +11,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from service.arrange import arrange_json
 from service.hands import POSITIONS
 from service.patterns import PATTERN_NAMES
-from service.requests import load_arrangement, load_room
+from service.requests import load_arrange_request, load_arrangement, load_room
 from service.scoring import arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, result_json, split_json
 
@@ -82,7 +83,14 @@ def evaluate_document(raw: Any) -> dict[str, Any]:
     }
 
 
+def arrange_document(raw: Any) -> dict[str, Any]:
+    """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
+    ruleset, cards, alternatives = load_arrange_request(raw)
+    return arrange_json(ruleset, cards, alternatives)
+
+
 OPERATIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "score": score_document,
     "evaluate": evaluate_document,
+    "arrange": arrange_document,
 }

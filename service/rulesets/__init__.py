@@ -40,8 +40,10 @@ class AceRule:
     four_aces_receives: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Ruleset:
+    """One ruleset, loaded once per process; compared and hashed by identity."""
+
     id: str
     title: str
     version: str

@@ -1,0 +1,423 @@
+"""The arrangement advisor ("gợi ý"): the split with the best expected result.
+
+Method (README "Arrangement advisor"):
+
+1. The 13 cards are evaluated once: every 5-card subset (1,287) and 3-card subset (286),
+   vectorised with numpy on the same strength scale as the scoring pipeline.
+2. Every one of the 72,072 splits is then a triple of subset indices; fouled splits are dropped.
+3. Each split is scored against *the field*: for each position, the distribution of an
+   opponent's hand strength there, built offline by simulation (``scripts/build_field.py``,
+   seeded) and shipped as package data. From it, per subset: P(win), P(loss), the chi value the
+   ruleset pays us when we win (bonus table) and the chi value we expect to pay when we lose.
+   The expectation adds the scoop (``scoop`` multiplier for a heads-up room) assuming the
+   three positions are independent.
+4. Instant wins: every pattern the cards (or some legal split) qualify for is reported; in a
+   declared ruleset the advisor says whether declaring (its units, for sure) beats playing out.
+
+Limits: one opponent (heads-up); the field is random 13-card hands arranged by the simple
+lexicographic rule, not real players, and ignores which cards we hold; positions are treated as
+independent for scoops; aces (chi Át) are not weighed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from service.cards import CARD_TEXT, Card
+from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
+from service.patterns import PATTERN_NAMES, Split, arrangement_patterns, card_patterns
+from service.rulesets import Ruleset
+from service.serialize import hands_json, split_json
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+COMBOS5: Ints = np.array(list(itertools.combinations(range(13), 5)), dtype=np.int64)
+COMBOS3: Ints = np.array(list(itertools.combinations(range(13), 3)), dtype=np.int64)
+
+
+@cache
+def splits() -> tuple[Ints, Ints, Ints]:
+    """All 72,072 splits as (back, middle, front) indices into COMBOS5, COMBOS5, COMBOS3."""
+    index5 = {sum(1 << i for i in combo): k for k, combo in enumerate(COMBOS5.tolist())}
+    index3 = {sum(1 << i for i in combo): k for k, combo in enumerate(COMBOS3.tolist())}
+    full = (1 << 13) - 1
+    back, middle, front = [], [], []
+    for b_mask, b in index5.items():
+        rest = [i for i in range(13) if not b_mask >> i & 1]
+        for m in itertools.combinations(rest, 5):
+            m_mask = sum(1 << i for i in m)
+            back.append(b)
+            middle.append(index5[m_mask])
+            front.append(index3[full ^ b_mask ^ m_mask])
+    return (np.array(back, dtype=np.int64), np.array(middle, dtype=np.int64), np.array(front, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class _Lookup:
+    """A hand table as sorted numpy arrays, so that strengths can be found for many hands at once."""
+
+    plain_keys: Ints
+    plain_strengths: Ints
+    flush_keys: Ints
+    flush_strengths: Ints
+    three_keys: Ints
+    three_strengths: Ints
+    all_strengths: Ints  # every strength of the scale, sorted: dense ranks for the lexicographic floor
+
+
+@cache
+def _lookup(wheel: Wheel) -> _Lookup:
+    table = hand_table(wheel)
+
+    def arrays(mapping: dict[int, int]) -> tuple[Ints, Ints]:
+        keys = np.array(sorted(mapping), dtype=np.int64)
+        return keys, np.array([mapping[k] for k in keys.tolist()], dtype=np.int64)
+
+    plain = arrays(table.plain5)
+    flush = arrays(table.flush5)
+    three = arrays(table.three)
+    every = np.unique(np.concatenate([plain[1], flush[1], three[1]]))
+    return _Lookup(*plain, *flush, *three, every)
+
+
+RANK_KEYS: Ints = np.array([5 ** (c >> 2) for c in range(52)], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Subsets:
+    """The 13 cards' subset strengths: the one evaluation a request needs."""
+
+    cards: tuple[Card, ...]
+    five: Ints
+    three: Ints
+
+
+def evaluate_subsets(cards: tuple[Card, ...], wheel: Wheel) -> Subsets:
+    lookup = _lookup(wheel)
+    hand = np.array(cards, dtype=np.int64)
+    keys5 = RANK_KEYS[hand][COMBOS5].sum(axis=1)
+    suits5 = (hand & 3)[COMBOS5]
+    flush = (suits5 == suits5[:, :1]).all(axis=1)
+    five = lookup.plain_strengths[np.searchsorted(lookup.plain_keys, keys5)]
+    if flush.any():
+        five[flush] = lookup.flush_strengths[np.searchsorted(lookup.flush_keys, keys5[flush])]
+    three = lookup.three_strengths[np.searchsorted(lookup.three_keys, RANK_KEYS[hand][COMBOS3].sum(axis=1))]
+    return Subsets(cards, five, three)
+
+
+def legal_splits(subsets: Subsets) -> tuple[Ints, Ints, Ints, Ints]:
+    """Indices of the splits that do not foul, with their back, middle and front subset indices."""
+    back, middle, front = splits()
+    strength_back, strength_middle = subsets.five[back], subsets.five[middle]
+    legal = np.flatnonzero((strength_back >= strength_middle) & (strength_middle >= subsets.three[front]))
+    return legal, back[legal], middle[legal], front[legal]
+
+
+def lexicographic(subsets: Subsets, wheel: Wheel) -> int:
+    """The floor: strongest back, then strongest middle, then front. Returns a split index."""
+    legal, back, middle, front = legal_splits(subsets)
+    every = _lookup(wheel).all_strengths
+    rank5 = np.searchsorted(every, subsets.five)
+    rank3 = np.searchsorted(every, subsets.three)
+    key = (rank5[back] << 26) | (rank5[middle] << 13) | rank3[front]
+    return int(legal[int(np.argmax(key))])
+
+
+# The field: per wheel and position, an opponent's strengths and their frequencies.
+
+
+@dataclass(frozen=True)
+class Field:
+    strengths: dict[Position, Ints]
+    probabilities: dict[Position, Floats]
+    samples: int
+    description: str
+
+
+@cache
+def field(wheel: Wheel) -> Field:
+    path = resources.files("service").joinpath("data", f"field-{wheel}.npz")
+    with path.open("rb") as stream, np.load(stream) as data:
+        samples = int(data["samples"])
+        strengths = {p: data[f"{p}_strengths"].astype(np.int64) for p in POSITIONS}
+        probabilities = {p: data[f"{p}_counts"].astype(np.float64) / samples for p in POSITIONS}
+        description = str(data["description"])
+    return Field(strengths, probabilities, samples, description)
+
+
+def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
+    """The chi value a hand earns when it wins at ``position``: its bonus, most specific first, else 1."""
+    bonuses = ruleset.bonuses[position]
+    values = np.ones(len(strengths), dtype=np.float64)
+    categories = strengths // CATEGORY_UNIT
+    for category in Category:
+        if category.id in bonuses:
+            values[categories == category] = bonuses[category.id]
+    kinds = _kind_strengths(ruleset.wheel)
+    for kind, kind_strengths in kinds.items():
+        if kind.value in bonuses:
+            values[np.isin(strengths, kind_strengths)] = bonuses[kind.value]
+    return values
+
+
+@cache
+def _kind_strengths(wheel: Wheel) -> dict[Kind, Ints]:
+    table = hand_table(wheel)
+    found: dict[Kind, list[int]] = {}
+    for strength, kind in table.kinds.items():
+        found.setdefault(kind, []).append(strength)
+    return {kind: np.array(sorted(s), dtype=np.int64) for kind, s in found.items()}
+
+
+@dataclass(frozen=True)
+class _PositionOdds:
+    """Per subset at one position: P(win), P(loss), our chi value, what we pay when we lose."""
+
+    win: Floats
+    lose: Floats
+    value: Floats
+    loss_value: Floats  # E[opponent's chi value | we lose] (0 where we never lose)
+
+
+@cache
+def _tail_values(ruleset: Ruleset, position: Position) -> tuple[Ints, Floats, Floats]:
+    """The field at ``position``: strengths, P(opponent < each), and Σ P × value above each."""
+    the_field = field(ruleset.wheel)
+    strengths = the_field.strengths[position]
+    probabilities = the_field.probabilities[position]
+    below = np.concatenate([[0.0], np.cumsum(probabilities)])
+    weighted = probabilities * chi_values(strengths, ruleset, position)
+    above_value = np.concatenate([np.cumsum(weighted[::-1])[::-1], [0.0]])
+    return strengths, below, above_value
+
+
+def _odds(strengths: Ints, ruleset: Ruleset, position: Position) -> _PositionOdds:
+    field_strengths, below, above_value = _tail_values(ruleset, position)
+    left = np.searchsorted(field_strengths, strengths, side="left")
+    right = np.searchsorted(field_strengths, strengths, side="right")
+    win = below[left]
+    lose = 1.0 - below[right]
+    paid = above_value[right]
+    loss_value = np.divide(paid, lose, out=np.zeros_like(paid), where=lose > 0)
+    return _PositionOdds(win, lose, chi_values(strengths, ruleset, position), loss_value)
+
+
+def expected_units(subsets: Subsets, ruleset: Ruleset) -> tuple[Ints, Floats]:
+    """Every legal split and its expected units against one opponent from the field."""
+    legal, back, middle, front = legal_splits(subsets)
+    odds_back = _odds(subsets.five, ruleset, "back")
+    odds_middle = _odds(subsets.five, ruleset, "middle")
+    odds_front = _odds(subsets.three, ruleset, "front")
+    scoop = ruleset.scoop_multiplier(2, 1)[0] - 1
+    wins = (
+        odds_back.win[back] * odds_back.value[back]
+        + odds_middle.win[middle] * odds_middle.value[middle]
+        + odds_front.win[front] * odds_front.value[front]
+    )
+    losses = (
+        odds_back.lose[back] * odds_back.loss_value[back]
+        + odds_middle.lose[middle] * odds_middle.loss_value[middle]
+        + odds_front.lose[front] * odds_front.loss_value[front]
+    )
+    expected = wins - losses
+    if scoop:
+        sweep = odds_back.win[back] * odds_middle.win[middle] * odds_front.win[front]
+        swept = odds_back.lose[back] * odds_middle.lose[middle] * odds_front.lose[front]
+        won_total = odds_back.value[back] + odds_middle.value[middle] + odds_front.value[front]
+        lost_total = odds_back.loss_value[back] + odds_middle.loss_value[middle] + odds_front.loss_value[front]
+        expected = expected + scoop * (sweep * won_total - swept * lost_total)
+    return legal, expected
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    split: int
+    expected_units: float
+    hands: dict[Position, tuple[Card, ...]]
+
+
+def split_cards(subsets: Subsets, split: int) -> dict[Position, tuple[Card, ...]]:
+    back, middle, front = splits()
+    cards = subsets.cards
+
+    def pick(combo: Ints) -> tuple[Card, ...]:
+        return tuple(cards[i] for i in combo.tolist())
+
+    return {
+        "back": pick(COMBOS5[back[split]]),
+        "middle": pick(COMBOS5[middle[split]]),
+        "front": pick(COMBOS3[front[split]]),
+    }
+
+
+def suggest(cards: tuple[Card, ...], ruleset: Ruleset, count: int = 1) -> list[Suggestion]:
+    """The ``count`` best distinct legal splits by expected units, best first."""
+    subsets = evaluate_subsets(tuple(sorted(cards)), ruleset.wheel)
+    legal, expected = expected_units(subsets, ruleset)
+    return _distinct_best(subsets, legal, expected, count)
+
+
+def _best_with_pattern(subsets: Subsets, pattern: str, legal: Ints, expected: Floats) -> Suggestion | None:
+    """The best legal split holding an arrangement pattern (maubinh-bao's BÁO on a chi)."""
+    back, middle, front = splits()
+    five, three = subsets.five, subsets.three
+    cb = five[back[legal]] // CATEGORY_UNIT
+    cm = five[middle[legal]] // CATEGORY_UNIT
+    cf = three[front[legal]] // CATEGORY_UNIT
+    masks = {
+        "four_of_a_kind": (cb == Category.FOUR_OF_A_KIND) | (cm == Category.FOUR_OF_A_KIND),
+        "full_house_middle": cm == Category.FULL_HOUSE,
+        "trips_front": cf == Category.THREE_OF_A_KIND,
+        "straight_flush": (cb == Category.STRAIGHT_FLUSH) | (cm == Category.STRAIGHT_FLUSH),
+    }
+    candidates = np.flatnonzero(masks[pattern])
+    if not len(candidates):
+        return None
+    best = int(candidates[int(np.argmax(expected[candidates]))])
+    split = int(legal[best])
+    return Suggestion(split, float(expected[best]), split_cards(subsets, split))
+
+
+def _pattern_json(ruleset: Ruleset, pattern: str, split: dict[str, Any] | None) -> dict[str, Any]:
+    row = ruleset.instant_win_row(pattern)
+    name_en, name_vi = PATTERN_NAMES[pattern]
+    return {
+        "pattern": pattern,
+        "units": row.units,
+        "strength": row.strength,
+        "name": name_vi,
+        "name_en": name_en,
+        "split": split,
+    }
+
+
+def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> dict[str, Any]:
+    described = {p: table.describe(hands[p]) for p in POSITIONS}
+    return {
+        "arrangement": {p: [CARD_TEXT[c] for c in described[p].cards] for p in POSITIONS},
+        "hands": hands_json(described, ruleset),
+    }
+
+
+def _distinct_best(subsets: Subsets, legal: Ints, expected: Floats, count: int) -> list[Suggestion]:
+    """The best splits by expected units, one per (back, middle, front) strength triple: splits that
+    differ only by equal cards (suits swapped) are the same suggestion. Ties: the lower split index."""
+    back, middle, front = splits()
+    pool = min(len(legal), count * 16)
+    top = np.argpartition(-expected, pool - 1)[:pool] if pool < len(legal) else np.arange(len(legal))
+    order = sorted(top.tolist(), key=lambda k: (-expected[k], legal[k]))
+    seen: set[tuple[int, int, int]] = set()
+    found = []
+    for k in order:
+        split = int(legal[k])
+        triple = (int(subsets.five[back[split]]), int(subsets.five[middle[split]]), int(subsets.three[front[split]]))
+        if triple not in seen:
+            seen.add(triple)
+            found.append(Suggestion(split, float(expected[k]), split_cards(subsets, split)))
+            if len(found) == count:
+                break
+    return found
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What the advisor decided for 13 cards, before any JSON."""
+
+    chosen: Suggestion
+    play: Suggestion
+    """The best split to play out; ``chosen`` differs only when a pattern is worth more."""
+    ranked: list[Suggestion]
+    patterns: list[tuple[str, Split | None]]
+    """Every qualifying pattern, in table order, with the service's split for three flushes/straights."""
+    strongest: str | None
+    declare: bool
+    """In a declared ruleset: press BÁO (the strongest pattern pays more than playing out)."""
+    instant_win: str | None
+    """What scoring would award for ``chosen`` (automatic), or what to declare (declared)."""
+    legal_splits: int
+
+
+def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0) -> Advice:
+    """Decide for 13 cards; ties go to the lower split of the cards in canonical order."""
+    cards = tuple(sorted(cards))
+    table = ruleset.hands
+    subsets = evaluate_subsets(cards, ruleset.wheel)
+    legal, expected = expected_units(subsets, ruleset)
+    ranked = _distinct_best(subsets, legal, expected, alternatives + 1)
+    play = ranked[0]
+    found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))
+    holders = {p: _best_with_pattern(subsets, p, legal, expected) for p in sorted(ruleset.arrangement_patterns)}
+    found |= {p: None for p, holder in holders.items() if holder is not None}
+    patterns = [(row.pattern, found[row.pattern]) for row in ruleset.instant_wins if row.pattern in found]
+    strongest = _strongest_pattern(ruleset, [p for p, _ in patterns])
+    take = strongest is not None and ruleset.instant_win_row(strongest).units > play.expected_units
+    chosen = play
+    if take and strongest is not None and (holder := holders.get(strongest)) is not None:
+        chosen = holder
+    if ruleset.instant_mode == "declared":
+        return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, len(legal))
+    realised = set(card_patterns(cards, table, ruleset.card_patterns))
+    realised |= set(arrangement_patterns_of(chosen.hands, table, ruleset))
+    return Advice(chosen, play, ranked, patterns, strongest, False, _strongest_pattern(ruleset, realised), len(legal))
+
+
+def _strongest_pattern(ruleset: Ruleset, patterns: Iterable[str]) -> str | None:
+    """The strongest by the table; of equal strengths, the first in the table (RULES §9.4 item 1)."""
+    present = set(patterns)
+    best = None
+    for row in ruleset.instant_wins:
+        if row.pattern in present and (best is None or row.strength > best.strength):
+            best = row
+    return best.pattern if best else None
+
+
+def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -> dict[str, Any]:
+    """The ``POST /v1/arrange`` response."""
+    table = ruleset.hands
+    advice = advise(cards, ruleset, alternatives)
+    patterns = [_pattern_json(ruleset, p, split_json(split)) for p, split in advice.patterns]
+    by_id = {p["pattern"]: p for p in patterns}
+    declare = None
+    if ruleset.instant_mode == "declared" and advice.strongest is not None:
+        declare = {
+            "recommended": advice.declare,
+            "pattern": advice.strongest,
+            "declare_units": ruleset.instant_win_row(advice.strongest).units,
+            "play_expected_units": round(advice.play.expected_units, 4),
+        }
+    the_field = field(ruleset.wheel)
+    return {
+        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        **_arrangement_json(advice.chosen.hands, table, ruleset),
+        "expected_units": round(advice.chosen.expected_units, 4),
+        "instant_win": by_id[advice.instant_win] if advice.instant_win else None,
+        "declare": declare,
+        "patterns": patterns,
+        "alternatives": [
+            {**_arrangement_json(s.hands, table, ruleset), "expected_units": round(s.expected_units, 4)}
+            for s in advice.ranked
+            if s.split != advice.chosen.split
+        ][:alternatives],
+        "model": {
+            "opponents": 1,
+            "field": the_field.description,
+            "field_samples": the_field.samples,
+            "legal_splits": advice.legal_splits,
+        },
+    }
+
+
+def arrangement_patterns_of(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> list[str]:
+    if not ruleset.arrangement_patterns:
+        return []
+    described = {p: table.describe(hands[p]) for p in POSITIONS}
+    return [p for p in arrangement_patterns(described) if p in ruleset.arrangement_patterns]

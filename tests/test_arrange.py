@@ -1,0 +1,203 @@
+"""The arrangement advisor: never fouls, uses exactly the cards, is deterministic, and spots
+every instant-win pattern the scoring pipeline would detect."""
+
+import itertools
+from typing import Any
+
+import pytest
+from helpers import DECK_TEXT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.arrange import evaluate_subsets, expected_units, legal_splits, lexicographic, split_cards
+from service.cards import parse_card, parse_cards
+from service.documents import arrange_document, evaluate_document, score_document
+from service.hands import POSITIONS, hand_table
+from service.rulesets import all_rulesets, get_ruleset
+from service.scoring import RoomRejected, qualifying_patterns
+
+RULESETS = sorted(all_rulesets())
+E1_P = ["AS", "AD", "7C", "7D", "2H", "KS", "KH", "9H", "5D", "3S", "QH", "JD", "4C"]
+
+
+def arrange(ruleset: str, cards: list[str], alternatives: int = 3) -> dict[str, Any]:
+    return arrange_document({"ruleset": ruleset, "cards": cards, "alternatives": alternatives})
+
+
+def check_legal(ruleset: str, cards: list[str], suggestion: dict[str, Any]) -> None:
+    arrangement = suggestion["arrangement"]
+    assert sorted(c for p in POSITIONS for c in arrangement[p]) == sorted(str(parse_card(c)) for c in cards)
+    assert [len(arrangement[p]) for p in POSITIONS] == [5, 5, 3]
+    evaluated = evaluate_document({"ruleset": ruleset, **arrangement})
+    assert not evaluated["fouled"], arrangement
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(RULESETS), st.permutations(DECK_TEXT))
+def test_never_fouls_and_uses_exactly_the_cards(ruleset: str, deck: list[str]) -> None:
+    cards = deck[:13]
+    result = arrange(ruleset, cards)
+    check_legal(ruleset, cards, result)
+    for alternative in result["alternatives"]:
+        check_legal(ruleset, cards, alternative)
+    values = [result["expected_units"]] + [a["expected_units"] for a in result["alternatives"]]
+    if not result["instant_win"] and not (result["declare"] or {}).get("recommended"):
+        assert values == sorted(values, reverse=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(RULESETS), st.permutations(DECK_TEXT))
+def test_deterministic_and_independent_of_card_order_and_notation(ruleset: str, deck: list[str]) -> None:
+    cards = deck[:13]
+    first = arrange(ruleset, cards)
+    assert arrange(ruleset, cards) == first
+    shuffled = sorted(cards, reverse=True)
+    lowered = [c.lower().replace("t", "10") for c in shuffled]
+    again = arrange(ruleset, lowered)
+    assert again["expected_units"] == first["expected_units"]
+    strengths = lambda r: [r["hands"][p]["strength"] for p in POSITIONS]  # noqa: E731
+    assert strengths(again) == strengths(first)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["maubinh-2020", "maubinh-chi-at"]), st.permutations(DECK_TEXT))
+def test_reports_what_scoring_would_award_in_automatic_rulesets(ruleset_id: str, deck: list[str]) -> None:
+    cards = deck[:13]
+    result = arrange(ruleset_id, cards)
+    opponent = deck[13:26]
+    room = {
+        "ruleset": ruleset_id,
+        "players": [{"id": "me", **result["arrangement"]}, {"id": "them", "status": "left", "cards": opponent}],
+    }
+    scored = score_document(room)["players"][0]["instant_win"]
+    assert (scored or {}).get("pattern") == (result["instant_win"] or {}).get("pattern")
+
+
+PATTERN_HANDS = {
+    "dragon": "2S 3C 4D 5H 6S 7C 8D 9H TS JC QD KH AS",
+    "six_pairs": "AS AC 2H 2C 3H 3C 4D 4C 5H 5S 6D 6S KD",
+    "five_pairs_triple": "AS AC AD 2H 2C 3H 3C 4D 4C 5H 5S 6D 6S",
+    "three_flushes": "2D 5D 7D 6D 9D 3H 4H 5H 7H 8H 8S 9S TS",
+    "three_straights": "2S 3C 4D 5H 6S 5C 6D 7H 8S 9C QD KH AS",
+    "thirteen_same_color": "2S 3S 4S 5S 6S 7S 8S 9S 2C 3C JC QC KC",
+    "twelve_same_color": "2S 3S 4S 5S 6S 7S 8S 9S 2C 3C JC QC KH",
+    "quads": "9S 9H 9D 9C 2H AS AC 3H 4H 6S TS TC 8S",
+    "full_house": "KS KH KD 4C 4D QS QH QC 3H 3S TS TC 8S",
+    "trips": "KS KH KD 4C 5D 2D 5C 7D 9D JD TS TC TH",
+    "straight_flush": "5C 6C 7C 8C 9C AS AD 3H 4H 6S TS TD 8S",
+}
+
+
+def _every_pattern_some_legal_split_has(ruleset_id: str, cards: list[str]) -> set[str]:
+    """Brute force, independent of the advisor: every split, evaluated one by one."""
+    ruleset = get_ruleset(ruleset_id)
+    assert ruleset is not None
+    table = hand_table(ruleset.wheel)
+    hand = parse_cards(cards)
+    found: set[str] = set()
+    for back in itertools.combinations(range(13), 5):
+        rest = [i for i in range(13) if i not in back]
+        for middle in itertools.combinations(rest, 5):
+            front = [i for i in rest if i not in middle]
+            hands = {
+                p: table.describe([hand[i] for i in idx])
+                for p, idx in zip(POSITIONS, (back, middle, front), strict=True)
+            }
+            if hands["back"].strength >= hands["middle"].strength >= hands["front"].strength:
+                found |= set(qualifying_patterns(hand, hands, False, ruleset))
+    return found
+
+
+@pytest.mark.parametrize("ruleset", ["maubinh-2020", "maubinh-chi-at", "maubinh-bao"])
+@pytest.mark.parametrize(
+    "hand", ["dragon", "six_pairs", "three_flushes", "quads", "trips", "straight_flush", "full_house"]
+)
+def test_lists_every_pattern_the_pipeline_can_detect(ruleset: str, hand: str) -> None:
+    cards = PATTERN_HANDS[hand].split()
+    listed = {p["pattern"] for p in arrange(ruleset, cards)["patterns"]}
+    assert listed == _every_pattern_some_legal_split_has(ruleset, cards)
+
+
+@pytest.mark.parametrize("hand", sorted(PATTERN_HANDS))
+def test_declared_ruleset_says_whether_to_declare(hand: str) -> None:
+    cards = PATTERN_HANDS[hand].split()
+    result = arrange("maubinh-bao", cards)
+    declare = result["declare"]
+    if not result["patterns"]:
+        assert declare is None and result["instant_win"] is None
+        return
+    strongest = max(result["patterns"], key=lambda p: p["strength"])
+    assert declare["pattern"] == strongest["pattern"]
+    assert declare["recommended"] is (declare["declare_units"] > declare["play_expected_units"])
+    if declare["recommended"]:
+        room = {
+            "ruleset": "maubinh-bao",
+            "players": [
+                {"id": "me", "declare": True, **result["arrangement"]},
+                {
+                    "id": "them",
+                    "status": "left",
+                    "cards": [c for c in DECK_TEXT if c not in {str(parse_card(x)) for x in cards}][:13],
+                },
+            ],
+        }
+        assert score_document(room)["players"][0]["instant_win"]["pattern"] == declare["pattern"]
+
+
+def test_e1_player_p() -> None:
+    result = arrange("maubinh-2020", E1_P, alternatives=2)
+    check_legal("maubinh-2020", E1_P, result)
+    assert result["hands"]["back"]["category"] == "straight"  # A-2-3-4-5, the second-best straight here
+    assert len(result["alternatives"]) == 2
+    triples = {tuple(a["hands"][p]["strength"] for p in POSITIONS) for a in [result, *result["alternatives"]]}
+    assert len(triples) == 3  # no two suggestions differ only by swapped suits
+
+
+def test_the_advisor_never_expects_less_than_the_lexicographic_floor() -> None:
+    """Under its own model it picks the maximum, so the floor's split can only tie or lose."""
+    import random
+
+    rng = random.Random(5)
+    for ruleset_id in RULESETS:
+        ruleset = get_ruleset(ruleset_id)
+        assert ruleset is not None
+        for _ in range(20):
+            cards = parse_cards(rng.sample(DECK_TEXT, 13))
+            subsets = evaluate_subsets(cards, ruleset.wheel)
+            legal, expected = expected_units(subsets, ruleset)
+            floor = lexicographic(subsets, ruleset.wheel)
+            assert expected.max() >= expected[list(legal).index(floor)]
+
+
+def test_legal_splits_agree_with_brute_force() -> None:
+    cards = parse_cards(E1_P)
+    subsets = evaluate_subsets(cards, "second")
+    legal, *_ = legal_splits(subsets)
+    table = hand_table("second")
+    brute = 0
+    for back in itertools.combinations(range(13), 5):
+        rest = [i for i in range(13) if i not in back]
+        for middle in itertools.combinations(rest, 5):
+            front = [i for i in rest if i not in middle]
+            b, m, f = (table.evaluate([cards[i] for i in idx]) for idx in (back, middle, front))
+            brute += b >= m >= f
+    assert len(legal) == brute
+    hands = split_cards(subsets, int(legal[0]))
+    assert sorted(hands["back"] + hands["middle"] + hands["front"]) == sorted(cards)
+
+
+@pytest.mark.parametrize(
+    ("body", "pointers"),
+    [
+        ({"ruleset": "maubinh-2020", "cards": E1_P[:12]}, ["/cards"]),
+        ({"ruleset": "maubinh-2020", "cards": [*E1_P[:12], "AS"]}, ["/cards/12"]),
+        ({"ruleset": "nope", "cards": E1_P}, ["/ruleset"]),
+        ({"ruleset": "maubinh-2020", "cards": E1_P, "alternatives": 21}, ["/alternatives"]),
+        ({"ruleset": "maubinh-2020", "cards": E1_P, "extra": 1}, ["/extra"]),
+        ({"cards": [*E1_P[:12], "1S"]}, ["/ruleset", "/cards/12"]),
+    ],
+)
+def test_bad_requests_are_422_like_score(body: dict[str, Any], pointers: list[str]) -> None:
+    with pytest.raises(RoomRejected) as rejected:
+        arrange_document(body)
+    assert [f.pointer for f in rejected.value.faults] == pointers
