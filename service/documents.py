@@ -48,6 +48,8 @@ def loads(body: bytes | str) -> Any:
         raise BadDocument(f"not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from error
     except RecursionError as error:
         raise BadDocument("the document nests too deeply") from error
+    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+        raise BadDocument(f"not JSON this service reads: {str(error)[:120]}") from error
 
 
 def score_document(raw: Any) -> dict[str, Any]:

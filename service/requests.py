@@ -269,10 +269,7 @@ def _room_rule_faults(raw: Any) -> list[Fault]:
 
 
 def _reject_if(marshmallow_errors: Any, rule_faults: list[Fault]) -> None:
-    faults: list[Fault] = []
-    for fault in [*_flatten(marshmallow_errors), *rule_faults]:
-        if fault not in faults:
-            faults.append(fault)
+    faults = list(dict.fromkeys([*_flatten(marshmallow_errors), *rule_faults]))  # each once, in order
     if faults:
         raise RoomRejected(sorted(faults, key=_sort_key))
 
@@ -284,8 +281,25 @@ def _load(schema: Schema, raw: Any) -> tuple[dict[str, Any], Any]:
         return {}, error.messages
 
 
+MAX_PLAYERS_CHECKED = 8
+"""Twice the largest room: a longer ``players`` array is refused on its length alone, so that
+one 60 KB request cannot make the service check thousands of players."""
+
+
+def _oversized_room(raw: Any) -> list[Fault]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("players"), list):
+        return []
+    count = len(raw["players"])
+    if count <= MAX_PLAYERS_CHECKED:
+        return []
+    message = f"a room seats 2 to 4 players, not {count}; the players were not checked one by one"
+    return [*_ruleset_faults(raw), Fault("/players", message, "player_count")]
+
+
 def load_room(raw: Any) -> Room:
     """Validate a ``POST /v1/score`` body and build the :class:`Room`."""
+    if oversized := _oversized_room(raw):
+        raise RoomRejected(oversized)
     data, errors = _load(RoomSchema(), raw)
     _reject_if(errors, _room_rule_faults(raw))
     ruleset = get_ruleset(data["ruleset"])

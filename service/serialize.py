@@ -139,14 +139,17 @@ def problem_json(
     return out
 
 
+MAX_FAULTS_LISTED = 500
+"""A request can hold tens of thousands of faults (a 60 KB array of junk); past this many the
+list is cut, so that a small request cannot ask for a huge answer. The detail gives the total."""
+
+
 def rejected_json(faults: list[Fault]) -> dict[str, Any]:
     count = len(faults)
-    return problem_json(
-        422,
-        "Unprocessable room",
-        f"The request breaks the contract or the rules in {count} place{'s' if count != 1 else ''}; see errors.",
-        faults,
-    )
+    detail = f"The request breaks the contract or the rules in {count} place{'s' if count != 1 else ''}; see errors."
+    if count > MAX_FAULTS_LISTED:
+        detail += f" Only the first {MAX_FAULTS_LISTED} are listed."
+    return problem_json(422, "Unprocessable room", detail, faults[:MAX_FAULTS_LISTED])
 
 
 def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:

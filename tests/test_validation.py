@@ -6,7 +6,8 @@ import pytest
 from helpers import room, seat
 
 from service.documents import BadDocument, loads, score_document
-from service.scoring import RoomRejected
+from service.scoring import Fault, RoomRejected
+from service.serialize import rejected_json
 
 P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"
 Q = "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"
@@ -183,7 +184,16 @@ def test_missing_required_fields() -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [b"{", b"", b"\xff\xfe", b'{"a": NaN}', b'{"a": Infinity}', b'{"a": 1, "a": 2}', b"[" * 100000],
+    [
+        b"{",
+        b"",
+        b"\xff\xfe",
+        b'{"a": NaN}',
+        b'{"a": Infinity}',
+        b'{"a": 1, "a": 2}',
+        b"[" * 100000,
+        b'{"stake": ' + b"9" * 5000 + b"}",
+    ],
 )
 def test_documents_that_are_not_json(body: bytes) -> None:
     with pytest.raises(BadDocument):
@@ -192,3 +202,14 @@ def test_documents_that_are_not_json(body: bytes) -> None:
 
 def test_json_pointer_escapes_unknown_keys() -> None:
     assert pointers({"ruleset": "maubinh-2020", "players": [], "a/b~c": 1})[-1] == "/a~1b~0c"
+
+
+def test_a_huge_players_array_is_refused_on_its_length_alone() -> None:
+    reported = faults({"ruleset": "maubinh-2020", "players": [0] * 20_000})
+    assert reported == [("/players", "a room seats 2 to 4 players, not 20000; the players were not checked one by one")]
+
+
+def test_a_long_list_of_faults_is_cut_at_500_with_the_total_in_the_detail() -> None:
+    body = rejected_json([Fault(f"/x/{k}", "m") for k in range(600)])
+    assert len(body["errors"]) == 500
+    assert "600 places" in body["detail"] and "first 500" in body["detail"]
