@@ -26,6 +26,8 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/hands.py
 	$(BIN)/python bench/scoring.py
+	$(BIN)/python bench/advisor.py
+	$(BIN)/python bench/load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
