@@ -18,6 +18,7 @@ from service.hands import hand_table
 from service.rulesets import all_rulesets
 
 OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.yaml")
+"""Always open, like the viewer's page and assets (its calls to /v1/* carry the key the user gives)."""
 
 
 def _authorized(header: str | None, keys: tuple[str, ...]) -> bool:
@@ -46,7 +47,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         g.started = time.perf_counter()
         g.request_id = request_id(request.headers.get("X-Request-ID"))
         g.max_body_bytes = settings.max_body_bytes
-        needs_key = settings.api_keys and request.path not in OPEN_PATHS
+        needs_key = settings.api_keys and request.path not in OPEN_PATHS and not request.path.startswith("/viewer")
         if needs_key and not _authorized(request.headers.get("Authorization"), settings.api_keys):
             raise Unauthorized
 

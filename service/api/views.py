@@ -76,6 +76,41 @@ def metrics_text() -> Response:
     return Response(text, status=200, content_type=content_type)
 
 
+VIEWER_ASSETS = {
+    "viewer.js": "text/javascript; charset=utf-8",
+    "viewer.css": "text/css; charset=utf-8",
+    "examples.json": "application/json",
+}
+VIEWER_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+def _static(name: str, content_type: str) -> Response:
+    body = resources.files("service").joinpath("static", name).read_bytes()
+    return Response(body, status=200, content_type=content_type, headers=VIEWER_HEADERS)
+
+
+@api.get("/viewer", provide_automatic_options=False)
+def viewer() -> Response:
+    """The showdown viewer: a page that replays a scored room chi by chi (no CDN, works offline)."""
+    return _static("viewer.html", "text/html; charset=utf-8")
+
+
+@api.get("/viewer/<asset>", provide_automatic_options=False)
+def viewer_asset(asset: str) -> Response:
+    content_type = VIEWER_ASSETS.get(asset)
+    if content_type is None:
+        raise NotFound
+    return _static(asset, content_type)
+
+
 @api.get("/openapi.yaml", provide_automatic_options=False)
 def openapi() -> Response:
     spec = resources.files("service").joinpath("openapi.yaml").read_bytes()

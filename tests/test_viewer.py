@@ -1,0 +1,190 @@
+"""The showdown viewer, end to end: Debian's Chromium driven by Playwright against `maubinh serve`.
+
+Screenshots of each scenario are kept in artifacts/. Without Chromium the tests skip, except
+in CI (MAUBINH_REQUIRE_BROWSER=1), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import golden_cases
+from server import start
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+CASES = {c["name"]: c for c in golden_cases()}
+
+if CHROMIUM is None:
+    if os.environ.get("MAUBINH_REQUIRE_BROWSER") == "1":
+        raise RuntimeError("Chromium is required here (MAUBINH_REQUIRE_BROWSER=1): apt-get install chromium")
+    pytest.skip("Chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    url, process = start({"MAUBINH_WORKERS": "1"})
+    yield url
+    process.terminate()
+    process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, base: str) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    expected = "the server responded with a status of 422"  # scoring an invalid room, on purpose
+    opened.on(
+        "console",
+        lambda message: (
+            errors.append(message.text) if message.type == "error" and expected not in message.text else None
+        ),
+    )
+    opened.goto(base + "/viewer")
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def shoot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"viewer-{name}.png"), full_page=True)
+
+
+def paste_and_score(page: Page, room: dict[str, Any]) -> None:
+    page.get_by_label("Room JSON").fill(json.dumps(room, ensure_ascii=False, indent=1))
+    page.get_by_role("button", name="Score this room").click()
+
+
+def test_e1_step_through_totals_hand_names_and_ledger(page: Page) -> None:
+    paste_and_score(page, CASES["worked-example/E1"]["request"])
+    result = page.locator("#result")
+    expect(result).to_be_visible()
+    players = page.locator("#players")
+    expect(players.get_by_label("Player P")).to_contain_text("Thú · Two pair")
+    expect(players.get_by_label("Player Q")).to_contain_text("Cù lũ · Full house")
+    expect(players.get_by_label("Player P").locator("[data-position=back]")).to_contain_text("Chi 1")
+    expect(page.locator("#players .card.red").first).to_be_visible()
+
+    title = page.locator("#step-title")
+    expect(title).to_have_text("Step 1 of 4: Back (Chi 1)")
+    expect(page.locator("#chi-back tbody tr")).to_contain_text(["P – Q"])
+    expect(page.locator("#chi-back tbody tr td").first).to_have_text("Q")
+    page.get_by_role("button", name="Next ▶").click()
+    expect(title).to_have_text("Step 2 of 4: Middle (Chi 2)")
+    expect(page.locator("#chi-middle tbody td").first).to_have_text("Q")
+    page.get_by_role("button", name="Next ▶").click()
+    expect(title).to_have_text("Step 3 of 4: Front (Chi 3)")
+    page.get_by_role("button", name="Next ▶").click()
+    expect(title).to_contain_text("Step 4 of 4")
+    expect(page.locator("#settlement-lines li")).to_have_count(1)
+    expect(page.locator("#settlement-lines li")).to_contain_text("Scoop (sập): P pays Q 6 units (6000)")
+    expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()
+
+    summary = page.locator("#summary")
+    expect(summary.locator("tr[data-player=P] td").nth(1)).to_have_text("-9000")
+    expect(summary.locator("tr[data-player=Q] td").nth(1)).to_have_text("+9000")
+    expect(page.locator("#payments")).to_contain_text("P pays Q 9 units (9000)")
+    ledger = page.locator("#ledger tbody tr")
+    expect(ledger).to_have_count(4)
+    expect(ledger.nth(0)).to_contain_text("RULES §5: one unit per chi won")
+    expect(ledger.nth(3)).to_contain_text("scoop.multiplier")
+    shoot(page, "e1")
+
+
+def test_four_player_chi_at_room_shows_the_ace_line(page: Page) -> None:
+    room = CASES["maubinh-chi-at/n4/aces-2200"]["request"]
+    paste_and_score(page, room)
+    expect(page.locator("#result")).to_be_visible()
+    expected = [line for line in CASES["maubinh-chi-at/n4/aces-2200"]["expect"]["ledger"] if line["step"] == "ace"]
+    ace_rows = page.locator("#ledger tbody tr[data-step=ace]")
+    expect(ace_rows).to_have_count(len(expected))
+    expect(ace_rows.first).to_contain_text("aces.no_ace_pays")
+    for _ in range(3):
+        page.get_by_role("button", name="Next ▶").click()
+    lines = page.locator("#settlement-lines li[data-step=ace]")
+    expect(lines).to_have_count(len(expected))
+    for line in expected:
+        expect(page.locator("#settlement-lines")).to_contain_text(
+            f"{line['payer']} pays {line['payee']} {line['units']} unit"
+        )
+    shoot(page, "aces")
+
+
+def test_an_invalid_room_shows_the_fault_at_the_right_player_and_card(page: Page) -> None:
+    room = CASES["invalid/maubinh-2020/bad-card-1S"]["request"]
+    paste_and_score(page, room)
+    problem = page.locator("#problem")
+    expect(problem).to_be_visible()
+    expect(page.locator("#result")).to_be_hidden()
+    pointer = CASES["invalid/maubinh-2020/bad-card-1S"]["expect"]["faults"][0]["pointer"]  # /players/0/back/1
+    index = int(pointer.split("/")[2])
+    player_id = room["players"][index]["id"]
+    box = problem.get_by_label(f"Player {player_id}")
+    expect(box).to_contain_text("Back (Chi 1) hand, card 2 (“1S”): '1S': unknown rank '1'")
+    expect(box.locator(".card.bad")).to_have_count(1)
+    expect(box.locator(".card.bad")).to_have_text("1S")
+    others = [p["id"] for k, p in enumerate(room["players"]) if k != index]
+    for other in others:
+        expect(problem.get_by_label(f"Player {other}")).to_have_count(0)
+    shoot(page, "invalid")
+
+
+def test_a_link_carries_the_room_in_its_fragment(browser: Browser, base: str) -> None:
+    room = CASES["worked-example/E4"]["request"]
+    fragment = base64.urlsafe_b64encode(json.dumps(room).encode()).decode().rstrip("=")
+    context = browser.new_context()
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{base}/viewer#room={fragment}")
+    expect(page.locator("#result")).to_be_visible()
+    expect(page.locator("#ledger tbody tr[data-step=foul]")).to_contain_text("fouls.foul_multiplier")
+    assert all(url.startswith(base) for url in requests)  # nothing leaves for another host
+    assert not any(fragment in url for url in requests)  # the fragment itself is never sent
+    context.close()
+
+
+def test_examples_keyboard_and_phone_width(browser: Browser, base: str) -> None:
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    page.goto(base + "/viewer")
+    page.get_by_label("Example rooms").select_option(label="E3 — four players, ace settlement 2/1/1/0 (maubinh-chi-at)")
+    expect(page.locator("#result")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")  # no sideways scrolling
+    page.locator("#step-next").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#step-title")).to_have_text("Step 2 of 4: Middle (Chi 2)")
+    for control in ("Room JSON", "Example rooms", "Or open a file"):
+        expect(page.get_by_label(control)).to_have_count(1)
+    shoot(page, "phone")
+    context.close()
