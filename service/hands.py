@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from service.cards import ACE, DECK, Card, parse_card
+from service.cards import ACE, Card, parse_card
 
 Wheel = Literal["second", "lowest"]
 Position = Literal["back", "middle", "front"]
@@ -222,6 +222,7 @@ class HandTable:
         self.three: dict[int, int] = {}
         self.kinds: dict[int, Kind] = {}
         self.infos: dict[int, HandInfo] = {}
+        self._group_keys: dict[int, tuple[int, ...]] = {}
         order = STRAIGHT_ORDERS[wheel]
         for line in FIVE_CARD_LINES:
             for ranks in _multisets(line.counts):
@@ -265,25 +266,28 @@ class HandTable:
             return self.evaluate3(cards)
         raise ValueError(f"a hand has 3 or 5 cards, not {len(cards)}")
 
-    def describe(self, cards: Sequence[int]) -> HandValue:
+    def describe(self, cards: Sequence[Card]) -> HandValue:
         """Evaluate and name a hand; its cards ordered as §2.2 reads them."""
         strength = self.evaluate5(cards) if len(cards) == 5 else self.evaluate3(cards)
         info = self.infos.get(strength)
         if info is None:
             info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
-        return HandValue(strength, info, self.display_order(cards, info.category))
+        return HandValue(strength, info, self.display_order(cards, info.category, strength))
 
-    @staticmethod
-    def display_order(cards: Sequence[int], category: Category) -> tuple[Card, ...]:
+    def display_order(self, cards: Sequence[Card], category: Category, strength: int) -> tuple[Card, ...]:
         """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top."""
         if category in _UNGROUPED:
             ordered = sorted(cards, key=_HIGH_FIRST.__getitem__)
             if ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3 and category in _STRAIGHTS:
                 ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
-        else:
+            return tuple(ordered)
+        sort_key = self._group_keys.get(strength)
+        if sort_key is None:  # one per grouped strength, at most a few thousand, built on first sight
             ranks = [c >> 2 for c in cards]
-            ordered = sorted(cards, key=lambda c: _GROUP_WEIGHT[ranks.count(c >> 2)] + _HIGH_FIRST[c])
-        return tuple([DECK[c] for c in ordered])
+            sort_key = self._group_keys[strength] = tuple(
+                _GROUP_WEIGHT[ranks.count(c >> 2)] + _HIGH_FIRST[c] for c in range(52)
+            )
+        return tuple(sorted(cards, key=sort_key.__getitem__))
 
 
 def _evaluator5(plain: dict[int, int], flush: dict[int, int]) -> Callable[[Sequence[int]], int]:

@@ -86,10 +86,9 @@ def _order(table: HandTable, first: list[int], second: list[int], front: list[in
     return Split(back=_as_cards(first), middle=_as_cards(second), front=_as_cards(front))
 
 
-def three_straights_split(cards: Sequence[int], table: HandTable) -> Split | None:
-    key = 0
-    for c in cards:
-        key += RANK_KEY[c]
+def three_straights_split(cards: Sequence[int], table: HandTable, key: int | None = None) -> Split | None:
+    if key is None:
+        key = sum(RANK_KEY[c] for c in cards)
     found = THREE_STRAIGHT_SPLITS.get(key)
     if found is None:
         return None
@@ -123,14 +122,33 @@ def three_flushes_split(cards: Sequence[int], table: HandTable) -> Split | None:
     return _order(table, fives[0], fives[1], front)
 
 
-def card_patterns(cards: Sequence[int], table: HandTable, wanted: frozenset[str]) -> dict[str, Split | None]:
-    """The 13-card patterns among ``wanted`` that these cards qualify for."""
-    found: dict[str, Split | None] = {}
+@dataclass(frozen=True, slots=True)
+class CardStats:
+    """What the 13-card patterns (and the ace count) need, from one pass over the cards."""
+
+    rank_counts: list[int]
+    suit_counts: list[int]
+    rank_key: int
+
+
+def card_stats(cards: Sequence[int]) -> CardStats:
     rank_counts = [0] * 13
     suit_counts = [0, 0, 0, 0]
+    key = 0
     for c in cards:
         rank_counts[c >> 2] += 1
         suit_counts[c & 3] += 1
+        key += RANK_KEY[c]
+    return CardStats(rank_counts, suit_counts, key)
+
+
+def card_patterns(
+    cards: Sequence[int], table: HandTable, wanted: frozenset[str], stats: CardStats | None = None
+) -> dict[str, Split | None]:
+    """The 13-card patterns among ``wanted`` that these cards qualify for."""
+    found: dict[str, Split | None] = {}
+    stats = stats or card_stats(cards)
+    rank_counts, suit_counts = stats.rank_counts, stats.suit_counts
     if rank_counts.count(1) == 13:
         found["dragon"] = None
         if 13 in suit_counts:
@@ -144,8 +162,8 @@ def card_patterns(cards: Sequence[int], table: HandTable, wanted: frozenset[str]
         found["six_pairs"] = None
         if 3 in rank_counts:  # 13 cards: the trips plus five pairs; quads as trips would need 7 pairs
             found["five_pairs_triple"] = None
-    if "three_straights" in wanted and 4 not in rank_counts and (split := three_straights_split(cards, table)):
-        found["three_straights"] = split
+    if stats.rank_key in THREE_STRAIGHT_SPLITS and "three_straights" in wanted:
+        found["three_straights"] = three_straights_split(cards, table, stats.rank_key)
     if "three_flushes" in wanted and tuple(sorted(suit_counts, reverse=True)) in THREE_FLUSH_SUIT_COUNTS:
         found["three_flushes"] = three_flushes_split(cards, table)
     if not found:

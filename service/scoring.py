@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple
 
 from service.cards import ACE, Card
 from service.hands import POSITIONS, HandValue, Position
-from service.patterns import Split, arrangement_patterns, card_patterns
+from service.patterns import CardStats, Split, arrangement_patterns, card_patterns, card_stats
 from service.rulesets import Ruleset
 
 Status = Literal["arranged", "timed_out", "left"]
@@ -137,7 +137,7 @@ def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
     return None
 
 
-def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset) -> PlayerResult:
+def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> PlayerResult:
     table = ruleset.hands
     hands: dict[Position, HandValue] | None = None
     if entry.arrangement is not None:
@@ -149,7 +149,7 @@ def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset) -> PlayerResult:
         reason = "timed_out"
     elif hands is not None:
         reason = arrangement_foul(hands)
-    aces = [c >> 2 for c in entry.cards].count(ACE)
+    aces = stats.rank_counts[ACE]
     return PlayerResult(
         id=entry.id,
         status=entry.status,
@@ -163,10 +163,14 @@ def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset) -> PlayerResult:
 
 
 def qualifying_patterns(
-    cards: tuple[Card, ...], hands: Mapping[Position, HandValue] | None, fouled: bool, ruleset: Ruleset
+    cards: tuple[Card, ...],
+    hands: Mapping[Position, HandValue] | None,
+    fouled: bool,
+    ruleset: Ruleset,
+    stats: CardStats | None = None,
 ) -> dict[str, Split | None]:
     """Every pattern of the ruleset's table these cards (and arrangement) qualify for."""
-    found = card_patterns(cards, ruleset.hands, ruleset.card_patterns)
+    found = card_patterns(cards, ruleset.hands, ruleset.card_patterns, stats)
     if hands is not None and not fouled and ruleset.arrangement_patterns:
         found |= {p: None for p in arrangement_patterns(hands) if p in ruleset.arrangement_patterns}
     return found
@@ -180,7 +184,7 @@ def _strongest(found: Mapping[str, Split | None], ruleset: Ruleset) -> InstantWi
     return best
 
 
-def _instant_wins(room: Room, players: list[PlayerResult]) -> None:
+def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats]) -> None:
     ruleset = room.ruleset
     faults = []
     for index, (entry, player) in enumerate(zip(room.players, players, strict=True)):
@@ -188,7 +192,7 @@ def _instant_wins(room: Room, players: list[PlayerResult]) -> None:
             continue
         if ruleset.instant_mode == "declared" and not entry.declare:
             continue
-        found = qualifying_patterns(entry.cards, player.hands, player.fouled, ruleset)
+        found = qualifying_patterns(entry.cards, player.hands, player.fouled, ruleset, stats[index])
         player.instant_win = _strongest(found, ruleset)
         if entry.declare and player.instant_win is None:
             faults.append(
@@ -431,8 +435,9 @@ class _Settlement:
 def score(room: Room) -> Result:
     """Settle one validated room; raises :class:`RoomRejected` for a false declaration."""
     ruleset = room.ruleset
-    players = [_evaluate_player(entry, ruleset) for entry in room.players]
-    _instant_wins(room, players)
+    stats = [card_stats(entry.cards) for entry in room.players]
+    players = [_evaluate_player(entry, ruleset, s) for entry, s in zip(room.players, stats, strict=True)]
+    _instant_wins(room, players, stats)
     settlement = _Settlement(room, players)
     anyone_instant = any(p.instant_win for p in players)
     for i, j in _pairs(len(players)):
