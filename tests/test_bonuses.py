@@ -55,22 +55,9 @@ VALUES = {
         ("front", "three_of_a_kind"): 5,
         ("front", "trip_aces"): 15,
     },
-    "maubinh-bao": {
-        ("back", "four_of_a_kind"): 4,
-        ("back", "four_aces"): 4,
-        ("back", "straight_flush"): 5,
-        ("back", "royal_flush"): 5,
-        ("back", "steel_wheel"): 5,
-        ("middle", "full_house"): 2,
-        ("middle", "four_of_a_kind"): 8,
-        ("middle", "four_aces"): 8,
-        ("middle", "straight_flush"): 10,
-        ("middle", "royal_flush"): 10,
-        ("middle", "steel_wheel"): 10,
-        ("front", "three_of_a_kind"): 3,
-        ("front", "trip_aces"): 3,
-    },
 }
+
+VALUES["maubinh-bao"] = dict(VALUES["maubinh-2020"])  # RULES §9.3 lists the same entries as §9.1
 
 CASES = [(ruleset, position, hand) for ruleset in VALUES for (position, hand) in HANDS]
 
