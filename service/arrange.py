@@ -22,7 +22,6 @@ independent for scoops; aces (chi Át) are not weighed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -358,7 +357,8 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0) -> 
     holders = {p: _best_with_pattern(subsets, p, legal, expected) for p in sorted(ruleset.arrangement_patterns)}
     found |= {p: None for p, holder in holders.items() if holder is not None}
     patterns = [(row.pattern, found[row.pattern]) for row in ruleset.instant_wins if row.pattern in found]
-    strongest = _strongest_pattern(ruleset, [p for p, _ in patterns])
+    strongest_row = ruleset.strongest(p for p, _ in patterns)
+    strongest = strongest_row.pattern if strongest_row else None
     take = strongest is not None and ruleset.instant_win_row(strongest).units > play.expected_units
     chosen = play
     if take and strongest is not None and (holder := holders.get(strongest)) is not None:
@@ -367,17 +367,9 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0) -> 
         return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, len(legal))
     realised = set(card_patterns(cards, table, ruleset.card_patterns))
     realised |= set(arrangement_patterns_of(chosen.hands, table, ruleset))
-    return Advice(chosen, play, ranked, patterns, strongest, False, _strongest_pattern(ruleset, realised), len(legal))
-
-
-def _strongest_pattern(ruleset: Ruleset, patterns: Iterable[str]) -> str | None:
-    """The strongest by the table; of equal strengths, the first in the table (RULES §9.4 item 1)."""
-    present = set(patterns)
-    best = None
-    for row in ruleset.instant_wins:
-        if row.pattern in present and (best is None or row.strength > best.strength):
-            best = row
-    return best.pattern if best else None
+    realised_row = ruleset.strongest(realised)
+    instant_win = realised_row.pattern if realised_row else None
+    return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, len(legal))
 
 
 def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -> dict[str, Any]:

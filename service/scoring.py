@@ -177,11 +177,8 @@ def qualifying_patterns(
 
 
 def _strongest(found: Mapping[str, Split | None], ruleset: Ruleset) -> InstantWin | None:
-    best = None
-    for row in ruleset.instant_wins:
-        if row.pattern in found and (best is None or row.strength > best.strength):
-            best = InstantWin(row.pattern, row.units, row.strength, found[row.pattern])
-    return best
+    row = ruleset.strongest(found)
+    return InstantWin(row.pattern, row.units, row.strength, found[row.pattern]) if row else None
 
 
 def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -75,6 +76,15 @@ class Ruleset:
 
     def instant_win_row(self, pattern: str) -> InstantWinRow:
         return next(row for row in self.instant_wins if row.pattern == pattern)
+
+    def strongest(self, patterns: Iterable[str]) -> InstantWinRow | None:
+        """The strongest of these patterns by the table; of equal strengths the first listed (§9.4 item 1)."""
+        present = set(patterns)
+        best = None
+        for row in self.instant_wins:
+            if row.pattern in present and (best is None or row.strength > best.strength):
+                best = row
+        return best
 
     def scoop_multiplier(self, room_size: int, scoopers: int) -> tuple[int, str]:
         """The multiplier m and the ruleset field it came from."""
