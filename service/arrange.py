@@ -265,25 +265,35 @@ def suggest(cards: tuple[Card, ...], ruleset: Ruleset, count: int = 1) -> list[S
     return _distinct_best(subsets, legal, expected, count)
 
 
-def _best_with_pattern(subsets: Subsets, pattern: str, legal: Ints, expected: Floats) -> Suggestion | None:
-    """The best legal split holding an arrangement pattern (maubinh-bao's BÁO on a chi)."""
+def _pattern_holders(
+    subsets: Subsets, patterns: frozenset[str], legal: Ints, expected: Floats
+) -> dict[str, Suggestion | None]:
+    """For each arrangement pattern (maubinh-bao's BÁO on a chi), the best legal split holding it.
+
+    These are patterns.arrangement_patterns over every split at once; tests/test_arrange.py
+    checks the two against each other by brute force over all splits."""
+    if not patterns:
+        return {}
     back, middle, front = splits()
-    five, three = subsets.five, subsets.three
-    cb = five[back[legal]] // CATEGORY_UNIT
-    cm = five[middle[legal]] // CATEGORY_UNIT
-    cf = three[front[legal]] // CATEGORY_UNIT
+    on_back = subsets.five[back[legal]] // CATEGORY_UNIT
+    on_middle = subsets.five[middle[legal]] // CATEGORY_UNIT
+    on_front = subsets.three[front[legal]] // CATEGORY_UNIT
     masks = {
-        "four_of_a_kind": (cb == Category.FOUR_OF_A_KIND) | (cm == Category.FOUR_OF_A_KIND),
-        "full_house_middle": cm == Category.FULL_HOUSE,
-        "trips_front": cf == Category.THREE_OF_A_KIND,
-        "straight_flush": (cb == Category.STRAIGHT_FLUSH) | (cm == Category.STRAIGHT_FLUSH),
+        "four_of_a_kind": (on_back == Category.FOUR_OF_A_KIND) | (on_middle == Category.FOUR_OF_A_KIND),
+        "full_house_middle": on_middle == Category.FULL_HOUSE,
+        "trips_front": on_front == Category.THREE_OF_A_KIND,
+        "straight_flush": (on_back == Category.STRAIGHT_FLUSH) | (on_middle == Category.STRAIGHT_FLUSH),
     }
-    candidates = np.flatnonzero(masks[pattern])
-    if not len(candidates):
-        return None
-    best = int(candidates[int(np.argmax(expected[candidates]))])
-    split = int(legal[best])
-    return Suggestion(split, float(expected[best]), split_cards(subsets, split))
+    holders: dict[str, Suggestion | None] = {}
+    for pattern in sorted(patterns):
+        candidates = np.flatnonzero(masks[pattern])
+        if not len(candidates):
+            holders[pattern] = None
+            continue
+        best = int(candidates[int(np.argmax(expected[candidates]))])
+        split = int(legal[best])
+        holders[pattern] = Suggestion(split, float(expected[best]), split_cards(subsets, split))
+    return holders
 
 
 def _pattern_json(ruleset: Ruleset, pattern: str, split: dict[str, Any] | None) -> dict[str, Any]:
@@ -354,7 +364,7 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0) -> 
     ranked = _distinct_best(subsets, legal, expected, alternatives + 1)
     play = ranked[0]
     found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))
-    holders = {p: _best_with_pattern(subsets, p, legal, expected) for p in sorted(ruleset.arrangement_patterns)}
+    holders = _pattern_holders(subsets, ruleset.arrangement_patterns, legal, expected)
     found |= {p: None for p, holder in holders.items() if holder is not None}
     patterns = [(row.pattern, found[row.pattern]) for row in ruleset.instant_wins if row.pattern in found]
     strongest_row = ruleset.strongest(p for p, _ in patterns)
