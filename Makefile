@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint bench clean
 
-$(STAMP): pyproject.toml
+# The compiled modules (setup.py) are rebuilt whenever their source changes.
+$(STAMP): pyproject.toml setup.py service/scoring.py service/serialize.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
@@ -30,4 +31,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info *.so service/*.so

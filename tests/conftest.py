@@ -8,7 +8,22 @@ from flask.testing import FlaskClient
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import service.scoring
+import service.serialize
 from service.api import create_app
+
+
+def _refuse_stale_compiled_modules() -> None:
+    """setup.py compiles these with mypyc; a .so older than its .py would test yesterday's code."""
+    for module in (service.scoring, service.serialize):
+        compiled = Path(module.__file__ or "")
+        if compiled.suffix == ".so":
+            source = compiled.parent / (compiled.name.split(".")[0] + ".py")
+            if source.stat().st_mtime > compiled.stat().st_mtime:
+                pytest.exit(f"{compiled.name} is older than {source.name}: run `make test` (or pip install -e .)", 2)
+
+
+_refuse_stale_compiled_modules()
 
 
 @pytest.fixture
