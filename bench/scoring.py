@@ -54,7 +54,9 @@ def main() -> None:
     import service.scoring
 
     compiled = "compiled by mypyc" if (service.scoring.__file__ or "").endswith(".so") else "pure Python"
-    print(f"four-player rooms per round: {len(rooms):,}; rounds: {args.rounds}; medians, one process; pipeline {compiled}")
+    print(
+        f"four-player rooms per round: {len(rooms):,}; rounds: {args.rounds}; medians, one process; pipeline {compiled}"
+    )
     print(f"pipeline + response bytes       : {pipe:>9,.0f} rooms/s   {1e6 / pipe:6.1f} us/room (goal >= 10,000/s)")
     print(f"bytes in -> validate -> bytes out: {whole:>9,.0f} rooms/s   {1e6 / whole:6.1f} us/room")
     print(f"validation share of the full path: {1 - whole / pipe:.0%}")
