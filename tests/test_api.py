@@ -216,3 +216,19 @@ def test_metrics_count_requests_rooms_fouls_and_instant_wins(client: FlaskClient
         if "maubinh_" in line and "{" in line
         for label in line[line.index("{") + 1 : line.index("}")].split(",")
     }
+
+
+def test_openapi_response_examples_are_what_the_service_answers() -> None:
+    """Examples are the contract's word; scripts/refresh_openapi_examples.py rewrites them."""
+    from pathlib import Path
+
+    import jsonschema
+
+    spec = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml").read_text())
+    operation = spec["paths"]["/v1/score"]["post"]
+    request = operation["requestBody"]["content"]["application/json"]["examples"]["E1"]["value"]
+    response = operation["responses"]["200"]["content"]["application/json"]
+    example = response["examples"]["E1"]["value"]
+    assert example == score_document(request), "run scripts/refresh_openapi_examples.py"
+    schemas = {"components": spec["components"], **response["schema"]}
+    jsonschema.validate(example, schemas)
