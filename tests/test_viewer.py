@@ -188,3 +188,19 @@ def test_examples_keyboard_and_phone_width(browser: Browser, base: str) -> None:
         expect(page.get_by_label(control)).to_have_count(1)
     shoot(page, "phone")
     context.close()
+
+
+@pytest.mark.parametrize("case", ["worked-example/E1", "invalid/maubinh-2020/bad-card-1S"])
+def test_no_wcag_2_a_or_aa_violations_found_by_axe(page: Page, case: str) -> None:
+    """axe-core (shipped in the axe-selenium wheel) run in the page through Playwright, CSP untouched."""
+    from importlib import resources
+
+    axe = resources.files("axe_selenium_python").joinpath("node_modules/axe-core/axe.min.js").read_text()
+    paste_and_score(page, CASES[case]["request"])
+    expect(page.locator("#result" if "error" not in CASES[case]["expect"] else "#problem")).to_be_visible()
+    page.evaluate(axe)
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa"]}}))
+            .violations.map(v => `${v.id} (${v.impact}): ${v.help} at ${v.nodes[0].target}`)"""
+    )
+    assert violations == []
