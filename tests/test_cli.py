@@ -87,3 +87,16 @@ def test_evaluate_names_hands_and_fouls(capsys) -> None:  # type: ignore[no-unty
 
 def test_unreadable_file() -> None:
     assert run("score", "/nonexistent/room.json").returncode == 2
+
+
+def test_arrange_jsonl_answers_every_line() -> None:
+    cards = [c for p in E1["players"][:1] for pos in ("back", "middle", "front") for c in p[pos]]
+    good = json.dumps({"ruleset": "maubinh-2020", "cards": cards, "alternatives": 1})
+    bad = json.dumps({"ruleset": "maubinh-2020", "cards": cards[:12]})
+    done = run("arrange", "--jsonl", "-", stdin="\n".join([good, bad, good]) + "\n")
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("status", 200) for a in answers] == [200, 422, 200]
+    assert answers[0] == answers[2] and len(answers[0]["alternatives"]) == 1
+    assert answers[1]["errors"][0]["pointer"] == "/cards"
+    placed = sorted(c for p in ("back", "middle", "front") for c in answers[0]["arrangement"][p])
+    assert placed == sorted(cards)
