@@ -32,9 +32,9 @@ import numpy.typing as npt
 
 from service.cards import CARD_TEXT, Card
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
-from service.patterns import PATTERN_NAMES, Split, arrangement_patterns, card_patterns
+from service.patterns import Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
-from service.serialize import hands_json, split_json
+from service.serialize import hands_json, pattern_json
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -258,13 +258,6 @@ def split_cards(subsets: Subsets, split: int) -> dict[Position, tuple[Card, ...]
     }
 
 
-def suggest(cards: tuple[Card, ...], ruleset: Ruleset, count: int = 1) -> list[Suggestion]:
-    """The ``count`` best distinct legal splits by expected units, best first."""
-    subsets = evaluate_subsets(tuple(sorted(cards)), ruleset.wheel)
-    legal, expected = expected_units(subsets, ruleset)
-    return _distinct_best(subsets, legal, expected, count)
-
-
 def _pattern_holders(
     subsets: Subsets, patterns: frozenset[str], legal: Ints, expected: Floats
 ) -> dict[str, Suggestion | None]:
@@ -294,19 +287,6 @@ def _pattern_holders(
         split = int(legal[best])
         holders[pattern] = Suggestion(split, float(expected[best]), split_cards(subsets, split))
     return holders
-
-
-def _pattern_json(ruleset: Ruleset, pattern: str, split: dict[str, Any] | None) -> dict[str, Any]:
-    row = ruleset.instant_win_row(pattern)
-    name_en, name_vi = PATTERN_NAMES[pattern]
-    return {
-        "pattern": pattern,
-        "units": row.units,
-        "strength": row.strength,
-        "name": name_vi,
-        "name_en": name_en,
-        "split": split,
-    }
 
 
 def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> dict[str, Any]:
@@ -386,7 +366,8 @@ def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -
     """The ``POST /v1/arrange`` response."""
     table = ruleset.hands
     advice = advise(cards, ruleset, alternatives)
-    patterns = [_pattern_json(ruleset, p, split_json(split)) for p, split in advice.patterns]
+    rows = {row.pattern: row for row in ruleset.instant_wins}
+    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
     by_id = {p["pattern"]: p for p in patterns}
     declare = None
     if ruleset.instant_mode == "declared" and advice.strongest is not None:

@@ -13,10 +13,9 @@ from typing import Any
 
 from service.arrange import arrange_json
 from service.hands import POSITIONS
-from service.patterns import PATTERN_NAMES
 from service.requests import load_arrange_request, load_arrangement, load_room
 from service.scoring import arrangement_foul, qualifying_patterns, score
-from service.serialize import hands_json, result_json, split_json
+from service.serialize import hands_json, pattern_json, result_json
 
 
 class BadDocument(ValueError):
@@ -65,14 +64,7 @@ def evaluate_document(raw: Any) -> dict[str, Any]:
     cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
     found = qualifying_patterns(cards, hands, reason is not None, ruleset)
     patterns = [
-        {
-            "pattern": row.pattern,
-            "units": row.units,
-            "strength": row.strength,
-            "name": PATTERN_NAMES[row.pattern][1],
-            "name_en": PATTERN_NAMES[row.pattern][0],
-            "split": split_json(found[row.pattern]),
-        }
+        pattern_json(row.pattern, row.units, row.strength, found[row.pattern])
         for row in ruleset.instant_wins
         if row.pattern in found
     ]

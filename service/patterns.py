@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from service.cards import DECK, RED_SUITS, Card
-from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position
+from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
 
 CARD_PATTERNS = (
     "dragon_flush",
@@ -46,17 +46,13 @@ _THREE_CARD_STRAIGHTS = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  #
 _FIVE_CARD_STRAIGHTS = [tuple(sorted(s)) for s in STRAIGHT_ORDERS["second"]]
 
 
-def _key(ranks: Sequence[int]) -> int:
-    return sum(5**r for r in ranks)
-
-
 def _three_straight_splits() -> dict[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
     splits: dict[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
     for front in _THREE_CARD_STRAIGHTS:
         for first, second in itertools.combinations_with_replacement(_FIVE_CARD_STRAIGHTS, 2):
             ranks = (*front, *first, *second)
             if max(ranks.count(r) for r in ranks) <= 4:
-                splits.setdefault(_key(ranks), (front, first, second))
+                splits.setdefault(rank_key(ranks), (front, first, second))
     return splits
 
 

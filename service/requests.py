@@ -212,9 +212,10 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             )
 
 
-def _duplicate_faults(players: list[Any], card_keys: tuple[str, ...]) -> Iterator[Fault]:
+def _duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...]) -> Iterator[Fault]:
+    """Each card seen again, at its pointer, in request order; ``holders`` are (pointer, object) pairs."""
     first_seen: dict[Card, str] = {}
-    for index, player in enumerate(players):
+    for at, player in holders:
         if not isinstance(player, dict):
             continue
         for key in card_keys:
@@ -226,7 +227,7 @@ def _duplicate_faults(players: list[Any], card_keys: tuple[str, ...]) -> Iterato
                     card = parse_card(text)
                 except CardError:
                     continue
-                pointer = f"/players/{index}/{key}/{k}"
+                pointer = f"{at}/{key}/{k}"
                 if card in first_seen:
                     yield Fault(
                         pointer, f"{card} appears twice in the room (first at {first_seen[card]})", "duplicate_card"
@@ -264,7 +265,7 @@ def _room_rule_faults(raw: Any) -> list[Fault]:
             else:
                 seen_ids[player_id] = index
         faults.extend(_player_form_faults(index, player, ruleset))
-    faults.extend(_duplicate_faults(players, (*POSITIONS, "cards")))
+    faults.extend(_duplicate_faults([(f"/players/{k}", p) for k, p in enumerate(players)], (*POSITIONS, "cards")))
     return faults
 
 
@@ -327,17 +328,13 @@ def load_room(raw: Any) -> Room:
 def _single_hand_faults(raw: Any, keys: tuple[str, ...]) -> list[Fault]:
     if not isinstance(raw, dict):
         return []
-    return _ruleset_faults(raw) + list(_duplicate_faults([raw], keys))
-
-
-def _strip_player_prefix(faults: list[Fault]) -> list[Fault]:
-    return [Fault(f.pointer.removeprefix("/players/0"), f.message, f.code) for f in faults]
+    return _ruleset_faults(raw) + list(_duplicate_faults([("", raw)], keys))
 
 
 def load_arrangement(raw: Any) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:
     """Validate a ``POST /v1/evaluate`` body: a ruleset and one arrangement."""
     data, errors = _load(ArrangementSchema(), raw)
-    _reject_if(errors, _strip_player_prefix(_single_hand_faults(raw, POSITIONS)))
+    _reject_if(errors, _single_hand_faults(raw, POSITIONS))
     ruleset = get_ruleset(data["ruleset"])
     assert ruleset is not None
     return ruleset, {p: data[p] for p in POSITIONS}
@@ -346,7 +343,7 @@ def load_arrangement(raw: Any) -> tuple[Ruleset, dict[Position, tuple[Card, ...]
 def load_arrange_request(raw: Any) -> tuple[Ruleset, tuple[Card, ...], int]:
     """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives."""
     data, errors = _load(ArrangeRequestSchema(), raw)
-    _reject_if(errors, _strip_player_prefix(_single_hand_faults(raw, ("cards",))))
+    _reject_if(errors, _single_hand_faults(raw, ("cards",)))
     ruleset = get_ruleset(data["ruleset"])
     assert ruleset is not None
     return ruleset, data["cards"], data["alternatives"]

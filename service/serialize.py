@@ -56,18 +56,21 @@ def split_json(split: Split | None) -> dict[str, list[str]] | None:
     return {"back": format_cards(split.back), "middle": format_cards(split.middle), "front": format_cards(split.front)}
 
 
-def instant_win_json(win: InstantWin | None) -> dict[str, Any] | None:
-    if win is None:
-        return None
-    name_en, name_vi = PATTERN_NAMES[win.pattern]
+def pattern_json(pattern: str, units: int, strength: int, split: Split | None) -> dict[str, Any]:
+    """An instant-win pattern as every response shows it (score, evaluate, arrange)."""
+    name_en, name_vi = PATTERN_NAMES[pattern]
     return {
-        "pattern": win.pattern,
-        "units": win.units,
-        "strength": win.strength,
+        "pattern": pattern,
+        "units": units,
+        "strength": strength,
         "name": name_vi,
         "name_en": name_en,
-        "split": split_json(win.split),
+        "split": split_json(split),
     }
+
+
+def instant_win_json(win: InstantWin | None) -> dict[str, Any] | None:
+    return None if win is None else pattern_json(win.pattern, win.units, win.strength, win.split)
 
 
 def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str, Any]:
