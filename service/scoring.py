@@ -1,8 +1,10 @@
 """The settlement pipeline (RULES §2.3–§7, §9.4).
 
-request → :class:`Room` → evaluate players → instant wins → chi and bonuses →
-scoops → foul penalty → aces → :class:`Result`. Each stage only adds ledger
-lines; every number comes from a ruleset field that the line names.
+request → :class:`Room` → :func:`evaluate_room` (hands, fouls, instant wins and every pair's
+chi-by-chi comparison, decided once) → the stages, each a pure function of the evaluated room
+that returns its ledger lines: instant wins → chi and bonuses → scoops → fouls → aces. A small
+:class:`Ledger` totals them. No stage reads another's state; every number comes from a ruleset
+field that the line names.
 """
 
 from __future__ import annotations
@@ -103,6 +105,9 @@ class PlayerResult:
     units: int = 0
 
 
+SettledBy = Literal["instant_win", "comparison", "foul", "both_fouled", "round_ended"]
+
+
 class ChiOutcome(NamedTuple):
     position: Position
     winner: str | None
@@ -114,7 +119,7 @@ class PairShowdown:
     """What passed between two players: for the chi-by-chi reveal and the summary table."""
 
     players: tuple[str, str]
-    settled_by: Literal["instant_win", "comparison", "foul", "both_fouled", "round_ended"]
+    settled_by: SettledBy
     chi: list[ChiOutcome] = field(default_factory=list)
     scooped_by: str | None = None
     units: dict[str, int] = field(default_factory=dict)
@@ -204,195 +209,303 @@ def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats
         raise RoomRejected(faults)
 
 
-def _pairs(n: int) -> Iterator[tuple[int, int]]:
+@dataclass(frozen=True)
+class Pair:
+    """How one pair (i < j) is settled, decided once: who won each chi and what that chi is worth.
+
+    ``winners``, ``values`` and ``bonus_keys`` run over POSITIONS; a tie has winner None, value 0.
+    ``won`` and ``totals`` are per side (i, j): chi won, and total(A, B) of RULES §6.
+    """
+
+    i: int
+    j: int
+    settled_by: SettledBy
+    winners: tuple[int | None, ...] = ()
+    values: tuple[int, ...] = ()
+    bonus_keys: tuple[str | None, ...] = ()
+    won: tuple[int, int] = (0, 0)
+    totals: tuple[int, int] = (0, 0)
+
+    def chi_won(self, player: int) -> int:
+        return self.won[0] if player == self.i else self.won[1]
+
+    def total(self, player: int) -> int:
+        """What the other player paid ``player`` in chi and bonus lines."""
+        return self.totals[0] if player == self.i else self.totals[1]
+
+
+@dataclass(frozen=True)
+class EvaluatedRoom:
+    """Everything the stages read: the room, its players evaluated, and how each pair is settled."""
+
+    room: Room
+    players: list[PlayerResult]
+    pairs: tuple[Pair, ...]
+    scoops: tuple[tuple[Pair, int, int], ...]
+    """(pair, winner, loser) for every scoop (§6), in pair order."""
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self.room.ruleset
+
+
+def _pair_indices(n: int) -> Iterator[tuple[int, int]]:
     for i in range(n):
         for j in range(i + 1, n):
             yield i, j
 
 
-class _Settlement:
-    """Working state of one room's settlement; ``score`` drives the stages in order."""
+def chi_value(ruleset: Ruleset, position: Position, bonus_keys: tuple[str, ...]) -> tuple[int, str | None]:
+    """A won chi's value (§5) and the bonus-table key that set it: the most specific entry, else 1."""
+    table = ruleset.bonuses[position]
+    for key in bonus_keys:
+        if key in table:
+            return table[key], key
+    return 1, None
 
-    def __init__(self, room: Room, players: list[PlayerResult]) -> None:
-        self.room = room
-        self.ruleset = room.ruleset
-        self.players = players
-        self.lines: dict[Step, list[LedgerLine]] = {step: [] for step in STEPS}
-        self.showdown: dict[tuple[int, int], PairShowdown] = {}
-        self.chi_total: dict[tuple[int, int], int] = {}  # (winner, loser) → §5 total
-        self.swept: set[tuple[int, int]] = set()  # (winner, loser): won all three chi
-        self.pair_units: dict[tuple[int, int], int] = {}  # (i, j), i < j → what j paid i, net
 
-    def pay(
-        self,
-        step: Step,
-        payer: int,
-        payee: int,
-        units: int,
-        rule: str,
-        explanation: str,
-        position: Position | None = None,
-        hands: Mapping[str, str | None] | None = None,
-    ) -> None:
-        """Add one ledger line (none for 0 units) and book it to both players and their pair."""
-        if units <= 0:
-            return
-        players = self.players
-        self.lines[step].append(
-            LedgerLine(step, players[payer].id, players[payee].id, units, rule, explanation, position, hands)
-        )
-        players[payer].units -= units
-        players[payee].units += units
-        key = (payer, payee) if payer < payee else (payee, payer)
-        self.pair_units[key] = self.pair_units.get(key, 0) + (units if payee < payer else -units)
-
-    def instant_win_pairs(self, i: int, j: int) -> bool:
-        a, b = self.players[i].instant_win, self.players[j].instant_win
-        if a is None and b is None:
-            return False
-        pair = PairShowdown((self.players[i].id, self.players[j].id), "instant_win")
-        self.showdown[(i, j)] = pair
-        if a is not None and (b is None or a.strength > b.strength):
-            winner, loser, win = i, j, a
-        elif b is not None and (a is None or b.strength > a.strength):
-            winner, loser, win = j, i, b
+def _compare(i: int, j: int, a: PlayerResult, b: PlayerResult, ruleset: Ruleset) -> Pair:
+    """§5 for one pair: chi by chi, or every chi to the side that did not foul."""
+    if a.fouled and b.fouled:
+        return Pair(i, j, "both_fouled")
+    winners: list[int | None] = []
+    values: list[int] = []
+    keys: list[str | None] = []
+    won_i = won_j = total_i = total_j = 0
+    for position in POSITIONS:
+        if a.fouled or b.fouled:
+            winner: int | None = j if a.fouled else i
         else:
-            return True
-        self.pay(
-            "instant_win",
-            loser,
-            winner,
-            win.units,
-            f"instant_wins.table[{win.pattern}].units",
-            f"{self.players[winner].id} holds {win.pattern}: {win.units} units, no chi compared (RULES §4)",
-        )
-        return True
-
-    def compare(self, i: int, j: int) -> None:
-        """§5 for one pair: chi by chi (or every chi to the side that did not foul), bonuses."""
-        a, b = self.players[i], self.players[j]
-        if a.fouled and b.fouled:
-            self.showdown[(i, j)] = PairShowdown((a.id, b.id), "both_fouled")
-            return
-        pair = PairShowdown((a.id, b.id), "foul" if a.fouled or b.fouled else "comparison")
-        self.showdown[(i, j)] = pair
-        won_i = won_j = 0
-        for position in POSITIONS:
-            if a.fouled or b.fouled:
-                winner = j if a.fouled else i
-            else:
-                assert a.hands is not None and b.hands is not None
-                strength_a, strength_b = a.hands[position].strength, b.hands[position].strength
-                if strength_a == strength_b:
-                    pair.chi.append(ChiOutcome(position, None, 0))
-                    continue
-                winner = i if strength_a > strength_b else j
+            assert a.hands is not None and b.hands is not None
+            strength_a, strength_b = a.hands[position].strength, b.hands[position].strength
+            winner = None if strength_a == strength_b else i if strength_a > strength_b else j
+        value, key = 0, None
+        if winner is not None:
+            hands = (a if winner == i else b).hands
+            assert hands is not None
+            value, key = chi_value(ruleset, position, hands[position].info.bonus_keys)
             if winner == i:
-                won_i += 1
-                value = self._pay_chi(i, j, position)
+                won_i, total_i = won_i + 1, total_i + value
             else:
-                won_j += 1
-                value = self._pay_chi(j, i, position)
-            pair.chi.append(ChiOutcome(position, self.players[winner].id, value))
-        if won_i == 3 and self._scoopable(j):
-            self.swept.add((i, j))
-        elif won_j == 3 and self._scoopable(i):
-            self.swept.add((j, i))
+                won_j, total_j = won_j + 1, total_j + value
+        winners.append(winner)
+        values.append(value)
+        keys.append(key)
+    settled_by: SettledBy = "foul" if a.fouled or b.fouled else "comparison"
+    return Pair(i, j, settled_by, tuple(winners), tuple(values), tuple(keys), (won_i, won_j), (total_i, total_j))
 
-    def _pay_chi(self, winner: int, loser: int, position: Position) -> int:
-        """One won chi: a chi line, and a bonus line where the hand's chi value v > 1."""
-        win, lose = self.players[winner], self.players[loser]
-        assert win.hands is not None
-        info = win.hands[position].info
-        lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
-        hands = {"payee": info.id, "payer": lost_to}
-        how = f"{lose.id} fouled" if lose.fouled else f"{info.id} beats {lost_to}"
-        self.pay("chi", loser, winner, 1, "RULES §5: one unit per chi won", f"{position}: {how}", position, hands)
-        bonuses = self.ruleset.bonuses[position]
-        value = 1
-        for key in info.bonus_keys:
-            if key in bonuses:
-                value = bonuses[key]
-                self.pay(
-                    "bonus",
+
+def _settle_pairs(players: list[PlayerResult], ruleset: Ruleset) -> tuple[Pair, ...]:
+    anyone_instant = any(p.instant_win is not None for p in players)
+    pairs = []
+    for i, j in _pair_indices(len(players)):
+        a, b = players[i], players[j]
+        if a.instant_win is not None or b.instant_win is not None:
+            pairs.append(Pair(i, j, "instant_win"))
+        elif ruleset.ends_round and anyone_instant:
+            pairs.append(Pair(i, j, "round_ended"))
+        else:
+            pairs.append(_compare(i, j, a, b, ruleset))
+    return tuple(pairs)
+
+
+def _scoopable(player: PlayerResult, ruleset: Ruleset) -> bool:
+    if not player.fouled:
+        return True
+    if not ruleset.foul_is_scoop:
+        return False
+    return player.status != "left" or ruleset.left_is_scooped
+
+
+def _scoops(
+    pairs: tuple[Pair, ...], players: list[PlayerResult], ruleset: Ruleset
+) -> tuple[tuple[Pair, int, int], ...]:
+    """Every scoop (§6): all three chi won, from a loser the ruleset lets be scooped."""
+    found = []
+    for pair in pairs:
+        for winner, loser in ((pair.i, pair.j), (pair.j, pair.i)):
+            if pair.chi_won(winner) == 3 and _scoopable(players[loser], ruleset):
+                found.append((pair, winner, loser))
+    return tuple(found)
+
+
+def evaluate_room(room: Room) -> EvaluatedRoom:
+    """Hands, fouls, instant wins and pair comparisons; raises :class:`RoomRejected` for a false BÁO."""
+    ruleset = room.ruleset
+    stats = [card_stats(entry.cards) for entry in room.players]
+    players = [_evaluate_player(entry, ruleset, s) for entry, s in zip(room.players, stats, strict=True)]
+    _instant_wins(room, players, stats)
+    pairs = _settle_pairs(players, ruleset)
+    return EvaluatedRoom(room, players, pairs, _scoops(pairs, players, ruleset))
+
+
+def _line(
+    room: EvaluatedRoom,
+    step: Step,
+    payer: int,
+    payee: int,
+    units: int,
+    rule: str,
+    explanation: str,
+    position: Position | None = None,
+    hands: Mapping[str, str | None] | None = None,
+) -> LedgerLine:
+    return LedgerLine(step, room.players[payer].id, room.players[payee].id, units, rule, explanation, position, hands)
+
+
+# The stages: each reads the evaluated room and returns its ledger lines.
+
+
+def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§4: the weaker side of a pair pays the stronger instant win; equal strengths exchange nothing."""
+    lines = []
+    for pair in room.pairs:
+        if pair.settled_by != "instant_win":
+            continue
+        a, b = room.players[pair.i].instant_win, room.players[pair.j].instant_win
+        if a is not None and (b is None or a.strength > b.strength):
+            winner, loser, win = pair.i, pair.j, a
+        elif b is not None and (a is None or b.strength > a.strength):
+            winner, loser, win = pair.j, pair.i, b
+        else:
+            continue
+        lines.append(
+            _line(
+                room,
+                "instant_win",
+                loser,
+                winner,
+                win.units,
+                f"instant_wins.table[{win.pattern}].units",
+                f"{room.players[winner].id} holds {win.pattern}: {win.units} units, no chi compared (RULES §4)",
+            )
+        )
+    return lines
+
+
+def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§5: a ``chi`` line of 1 per chi won and, where the chi value v > 1, a ``bonus`` line of v − 1."""
+    lines: list[LedgerLine] = []
+    bonuses: list[LedgerLine] = []
+    for pair in room.pairs:
+        for position, winner, value, key in zip(POSITIONS, pair.winners, pair.values, pair.bonus_keys, strict=False):
+            if winner is None:
+                continue
+            loser = pair.j if winner == pair.i else pair.i
+            win, lose = room.players[winner], room.players[loser]
+            assert win.hands is not None
+            info = win.hands[position].info
+            lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
+            hands = {"payee": info.id, "payer": lost_to}
+            how = f"{lose.id} fouled" if lose.fouled else f"{info.id} beats {lost_to}"
+            lines.append(
+                _line(
+                    room,
+                    "chi",
                     loser,
                     winner,
-                    value - 1,
-                    f"bonuses.{position}.{key}",
-                    f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus",
+                    1,
+                    "RULES §5: one unit per chi won",
+                    f"{position}: {how}",
                     position,
                     hands,
                 )
-                break
-        self.chi_total[(winner, loser)] = self.chi_total.get((winner, loser), 0) + value
-        return value
-
-    def _scoopable(self, loser: int) -> bool:
-        player = self.players[loser]
-        if not player.fouled:
-            return True
-        if not self.ruleset.foul_is_scoop:
-            return False
-        return player.status != "left" or self.ruleset.left_is_scooped
-
-    def scoops(self) -> None:
-        n = len(self.players)
-        scoopers = {loser: sum(1 for (_, lo) in self.swept if lo == loser) for loser in range(n)}
-        for i, j in _pairs(n):
-            for winner, loser in ((i, j), (j, i)):
-                if (winner, loser) not in self.swept:
-                    continue
-                self.showdown[(i, j)].scooped_by = self.players[winner].id
-                m, rule = self.ruleset.scoop_multiplier(n, scoopers[loser])
-                total = self.chi_total.get((winner, loser), 0)
-                self.pay(
-                    "scoop",
-                    loser,
-                    winner,
-                    total * (m - 1),
-                    rule,
-                    f"{self.players[winner].id} won all 3 chi against {self.players[loser].id}"
-                    f" ({scoopers[loser]} of {n - 1} opponents scoop them): total {total} × ({m} − 1)",
-                )
-
-    def foul_penalties(self) -> None:
-        f = self.ruleset.foul_multiplier
-        if f <= 1:
-            return
-        for i, j in _pairs(len(self.players)):
-            for winner, loser in ((i, j), (j, i)):
-                if self.players[loser].fouled and not self.players[winner].fouled:
-                    total = self.chi_total.get((winner, loser), 0)
-                    self.pay(
-                        "foul",
+            )
+            if value > 1:
+                bonuses.append(
+                    _line(
+                        room,
+                        "bonus",
                         loser,
                         winner,
-                        total * (f - 1),
-                        "fouls.foul_multiplier",
-                        f"{self.players[loser].id} fouled ({self.players[loser].foul_reason}):"
-                        f" total {total} × ({f} − 1)",
+                        value - 1,
+                        f"bonuses.{position}.{key}",
+                        f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus",
+                        position,
+                        hands,
                     )
-
-    def aces(self) -> None:
-        rule = self.ruleset.aces
-        players = self.players
-        if rule is None or len(players) != rule.room_size:
-            return
-        quad = next((k for k, p in enumerate(players) if p.aces == 4), None)
-        if quad is not None:
-            holder = players[quad]
-            if (
-                not holder.fouled
-                and holder.hands
-                and any(
-                    holder.hands[p].kind is not None and holder.hands[p].kind == "four_aces" for p in ("back", "middle")
                 )
-            ):
-                return
-            for i, j in _pairs(len(players)):
-                if quad in (i, j):
-                    other = j if quad == i else i
-                    self.pay(
+    return lines + bonuses
+
+
+def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§6: the scooped player pays total × (m − 1), m flat or by room size and number of scoopers."""
+    made = room.scoops
+    n = len(room.players)
+    scoopers = [0] * n
+    for _, _, loser in made:
+        scoopers[loser] += 1
+    lines = []
+    for pair, winner, loser in made:
+        m, rule = room.ruleset.scoop_multiplier(n, scoopers[loser])
+        total = pair.total(winner)
+        lines.append(
+            _line(
+                room,
+                "scoop",
+                loser,
+                winner,
+                total * (m - 1),
+                rule,
+                f"{room.players[winner].id} won all 3 chi against {room.players[loser].id}"
+                f" ({scoopers[loser]} of {n - 1} opponents scoop them): total {total} × ({m} − 1)",
+            )
+        )
+    return lines
+
+
+def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§6: where foul_multiplier f > 1, a fouled player pays each opponent it lost to total × (f − 1)."""
+    f = room.ruleset.foul_multiplier
+    lines: list[LedgerLine] = []
+    if f <= 1:
+        return lines
+    for pair in room.pairs:
+        if pair.settled_by != "foul":
+            continue
+        loser = pair.i if room.players[pair.i].fouled else pair.j
+        winner = pair.j if loser == pair.i else pair.i
+        total = pair.total(winner)
+        lines.append(
+            _line(
+                room,
+                "foul",
+                loser,
+                winner,
+                total * (f - 1),
+                "fouls.foul_multiplier",
+                f"{room.players[loser].id} fouled ({room.players[loser].foul_reason}): total {total} × ({f} − 1)",
+            )
+        )
+    return lines
+
+
+def _four_aces_arranged(player: PlayerResult) -> bool:
+    return (
+        not player.fouled
+        and player.hands is not None
+        and any(player.hands[p].kind is not None and player.hands[p].kind == "four_aces" for p in ("back", "middle"))
+    )
+
+
+def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§7, last and never multiplied: four aces not arranged together collect from everyone; else the
+    players with no ace pay ``no_ace_pays`` shared among those with ``collector_min_aces`` or more."""
+    rule = room.ruleset.aces
+    players = room.players
+    lines: list[LedgerLine] = []
+    if rule is None or len(players) != rule.room_size:
+        return lines
+    quad = next((k for k, p in enumerate(players) if p.aces == 4), None)
+    if quad is not None:
+        holder = players[quad]
+        if _four_aces_arranged(holder):
+            return lines
+        for other in range(len(players)):
+            if other != quad:
+                lines.append(
+                    _line(
+                        room,
                         "ace",
                         other,
                         quad,
@@ -401,16 +514,19 @@ class _Settlement:
                         f"{holder.id} holds all four aces, not arranged together:"
                         f" {rule.four_aces_receives} from each player",
                     )
-            return
-        collectors = [k for k, p in enumerate(players) if p.aces >= rule.collector_min_aces]
-        if not collectors:
-            return
-        share, remainder = divmod(rule.no_ace_pays, len(collectors))
-        for i, j in _pairs(len(players)):
-            for payer, payee in ((i, j), (j, i)):
-                if players[payer].aces == 0 and payee in collectors:
-                    extra = 1 if collectors.index(payee) < remainder else 0
-                    self.pay(
+                )
+        return lines
+    collectors = [k for k, p in enumerate(players) if p.aces >= rule.collector_min_aces]
+    if not collectors:
+        return lines
+    share, remainder = divmod(rule.no_ace_pays, len(collectors))
+    for i, j in _pair_indices(len(players)):
+        for payer, payee in ((i, j), (j, i)):
+            if players[payer].aces == 0 and payee in collectors:
+                extra = 1 if collectors.index(payee) < remainder else 0
+                lines.append(
+                    _line(
+                        room,
                         "ace",
                         payer,
                         payee,
@@ -419,32 +535,51 @@ class _Settlement:
                         f"{players[payer].id} holds no ace: {rule.no_ace_pays} units shared among "
                         f"the {len(collectors)} player(s) holding {rule.collector_min_aces}+ aces",
                     )
+                )
+    return lines
 
-    def result(self) -> Result:
-        ledger = [line for step in STEPS for line in self.lines[step]]
-        for (i, j), pair in self.showdown.items():
-            net = self.pair_units.get((i, j), 0)
-            pair.units = {self.players[i].id: net, self.players[j].id: -net}
-        showdown = [self.showdown[key] for key in sorted(self.showdown)]
-        return Result(self.room, self.players, ledger, showdown)
+
+STAGES = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
+"""In RULES order; each stage's lines come after the previous stage's (§9.4 item 10)."""
+
+
+class Ledger:
+    """The room's ledger lines (given in step order; lines of 0 units are dropped), and what they add
+    up to per player and per pair."""
+
+    def __init__(self, room: EvaluatedRoom, lines: list[LedgerLine]) -> None:
+        self.lines = [line for line in lines if line.units > 0]
+        index = {player.id: k for k, player in enumerate(room.players)}
+        self.units = [0] * len(room.players)
+        self.pair_units: dict[tuple[int, int], int] = {}  # (i, j), i < j → what j paid i, net
+        for line in self.lines:
+            payer, payee = index[line.payer], index[line.payee]
+            self.units[payer] -= line.units
+            self.units[payee] += line.units
+            key = (payer, payee) if payer < payee else (payee, payer)
+            self.pair_units[key] = self.pair_units.get(key, 0) + (line.units if payee < payer else -line.units)
+
+
+def _showdown(room: EvaluatedRoom, ledger: Ledger) -> list[PairShowdown]:
+    scooped_by = {(pair.i, pair.j): room.players[winner].id for pair, winner, _ in room.scoops}
+    showdown = []
+    for pair in room.pairs:
+        a, b = room.players[pair.i], room.players[pair.j]
+        chi = [
+            ChiOutcome(position, None if winner is None else room.players[winner].id, value)
+            for position, winner, value in zip(POSITIONS, pair.winners, pair.values, strict=False)
+        ]
+        net = ledger.pair_units.get((pair.i, pair.j), 0)
+        showdown.append(
+            PairShowdown((a.id, b.id), pair.settled_by, chi, scooped_by.get((pair.i, pair.j)), {a.id: net, b.id: -net})
+        )
+    return showdown
 
 
 def score(room: Room) -> Result:
     """Settle one validated room; raises :class:`RoomRejected` for a false declaration."""
-    ruleset = room.ruleset
-    stats = [card_stats(entry.cards) for entry in room.players]
-    players = [_evaluate_player(entry, ruleset, s) for entry, s in zip(room.players, stats, strict=True)]
-    _instant_wins(room, players, stats)
-    settlement = _Settlement(room, players)
-    anyone_instant = any(p.instant_win for p in players)
-    for i, j in _pairs(len(players)):
-        if settlement.instant_win_pairs(i, j):
-            continue
-        if ruleset.ends_round and anyone_instant:
-            settlement.showdown[(i, j)] = PairShowdown((players[i].id, players[j].id), "round_ended")
-            continue
-        settlement.compare(i, j)
-    settlement.scoops()
-    settlement.foul_penalties()
-    settlement.aces()
-    return settlement.result()
+    evaluated = evaluate_room(room)
+    ledger = Ledger(evaluated, [line for stage in STAGES for line in stage(evaluated)])
+    for player, units in zip(evaluated.players, ledger.units, strict=True):
+        player.units = units
+    return Result(room, evaluated.players, ledger.lines, _showdown(evaluated, ledger))
