@@ -9,7 +9,7 @@ from typing import Any
 
 from service.documents import score_document
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden" / "public.jsonl"
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
 
 
 def seat(player_id: str, hands: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -53,8 +53,10 @@ def step_totals(result: dict[str, Any]) -> dict[str, Counter[str]]:
     return totals
 
 
-def golden_cases() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in GOLDEN.read_text("utf-8").splitlines() if line.strip()]
+def golden_cases(name: str = "public.jsonl") -> list[dict[str, Any]]:
+    """The cases of tests/golden/<name> (see tests/golden/README.md)."""
+    text = (GOLDEN_DIR / name).read_text("utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 RANKS = "23456789TJQKA"
