@@ -9,8 +9,11 @@ Method (README "Arrangement advisor"):
    opponent's hand strength there, built offline by simulation (``scripts/build_field.py``,
    seeded) and shipped as package data. From it, per subset: P(win), P(loss), the chi value the
    ruleset pays us when we win (bonus table) and the chi value we expect to pay when we lose.
-   The expectation adds the scoop (``scoop`` multiplier for a heads-up room) assuming the
-   three positions are independent.
+   The expectation adds the scoop (the ruleset's multiplier for its smallest room, one scooper,
+   on its basis: the total, or the 3 chi) assuming the three positions are independent. House
+   rules are weighed as they are: the bonus table and its mode, the scoop multiplier and basis.
+   A fixed foul payment and the sweep multiplier never apply in this model: neither the advisor
+   nor the field fouls, and a heads-up room has nobody to sweep.
 4. Instant wins: every pattern the cards (or some legal split) qualify for is reported; in a
    declared ruleset the advisor says whether declaring (its units, for sure) beats playing out.
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -34,7 +37,7 @@ from service.cards import CARD_TEXT, Card
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
 from service.patterns import Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
-from service.serialize import hands_json, pattern_json
+from service.serialize import hands_json, pattern_json, ruleset_block
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -154,9 +157,10 @@ def field(wheel: Wheel) -> Field:
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
-    """The chi value a hand earns when it wins at ``position``: its bonus, most specific first, else 1."""
+    """The chi value a hand earns when it wins at ``position``: its bonus, most specific first, instead of
+    1 or on top of it (bonuses.mode); else 1. scoring.chi_value is the same rule for one hand."""
     bonuses = ruleset.bonuses[position]
-    values = np.ones(len(strengths), dtype=np.float64)
+    values = np.zeros(len(strengths), dtype=np.float64)
     categories = strengths // CATEGORY_UNIT
     for category in Category:
         if category.id in bonuses:
@@ -165,7 +169,9 @@ def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
     for kind, kind_strengths in kinds.items():
         if kind.value in bonuses:
             values[np.isin(strengths, kind_strengths)] = bonuses[kind.value]
-    return values
+    if ruleset.bonus_mode == "add":
+        return values + 1.0
+    return np.where(values > 0, values, 1.0)
 
 
 @cache
@@ -187,7 +193,7 @@ class _PositionOdds:
     loss_value: Floats  # E[opponent's chi value | we lose] (0 where we never lose)
 
 
-@cache
+@lru_cache(maxsize=3 * 64)
 def _tail_values(ruleset: Ruleset, position: Position) -> tuple[Ints, Floats, Floats]:
     """The field at ``position``: strengths, P(opponent < each), and Σ P × value above each."""
     the_field = field(ruleset.wheel)
@@ -216,7 +222,7 @@ def expected_units(subsets: Subsets, ruleset: Ruleset) -> tuple[Ints, Floats]:
     odds_back = _odds(subsets.five, ruleset, "back")
     odds_middle = _odds(subsets.five, ruleset, "middle")
     odds_front = _odds(subsets.three, ruleset, "front")
-    scoop = ruleset.scoop_multiplier(2, 1)[0] - 1
+    scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
     wins = (
         odds_back.win[back] * odds_back.value[back]
         + odds_middle.win[middle] * odds_middle.value[middle]
@@ -231,9 +237,12 @@ def expected_units(subsets: Subsets, ruleset: Ruleset) -> tuple[Ints, Floats]:
     if scoop:
         sweep = odds_back.win[back] * odds_middle.win[middle] * odds_front.win[front]
         swept = odds_back.lose[back] * odds_middle.lose[middle] * odds_front.lose[front]
-        won_total = odds_back.value[back] + odds_middle.value[middle] + odds_front.value[front]
-        lost_total = odds_back.loss_value[back] + odds_middle.loss_value[middle] + odds_front.loss_value[front]
-        expected = expected + scoop * (sweep * won_total - swept * lost_total)
+        if ruleset.scoop_basis == "chi":
+            expected = expected + scoop * 3 * (sweep - swept)
+        else:
+            won_total = odds_back.value[back] + odds_middle.value[middle] + odds_front.value[front]
+            lost_total = odds_back.loss_value[back] + odds_middle.loss_value[middle] + odds_front.loss_value[front]
+            expected = expected + scoop * (sweep * won_total - swept * lost_total)
     return legal, expected
 
 
@@ -379,7 +388,7 @@ def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -
         }
     the_field = field(ruleset.wheel)
     return {
-        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        "ruleset": ruleset_block(ruleset),
         **_arrangement_json(advice.chosen.hands, table, ruleset),
         "expected_units": round(advice.chosen.expected_units, 4),
         "instant_win": by_id[advice.instant_win] if advice.instant_win else None,

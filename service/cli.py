@@ -4,19 +4,24 @@ maubinh score room.json          one room; exit 1 with the problem if rejected
 maubinh score --jsonl - < rooms  one result (or problem) per input line
 maubinh evaluate hand.json       name the hands of one arrangement
 maubinh arrange cards.json       suggest an arrangement (gợi ý)
-maubinh rulesets [ID]            list the rulesets, or print one whole
+maubinh rulesets [ID]            list the rulesets, or print one whole (ID may be pinned: id@1)
+maubinh rulesets check FILE…     check operators' ruleset files; exit 1 on any fault
 maubinh serve                    run the HTTP API under gunicorn
+
+MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, BinaryIO
 
-from service.documents import OPERATIONS, BadDocument, loads
-from service.rulesets import all_rulesets, get_ruleset
+from service.api.config import Settings
+from service.documents import OPERATIONS, BadDocument, Operation, loads
+from service.rulesets.catalogue import Catalogue, OperatorFileError, builtin_catalogue, load_operator_file
 from service.scoring import RoomRejected
 from service.serialize import dumps, problem_json, rejected_json, ruleset_json
 
@@ -24,14 +29,14 @@ EXIT_REJECTED = 1
 EXIT_USAGE = 2
 
 
-def answer(operation: Callable[[Any], dict[str, Any]], body: bytes) -> tuple[int, dict[str, Any]]:
+def answer(operation: Operation, body: bytes, catalogue: Catalogue | None = None) -> tuple[int, dict[str, Any]]:
     """(HTTP-like status, body) for one request document."""
     try:
         raw = loads(body)
     except BadDocument as error:
         return 400, problem_json(400, "Bad JSON", str(error))
     try:
-        return 200, operation(raw)
+        return 200, operation(raw, catalogue)
     except RoomRejected as rejected:
         return 422, rejected_json(rejected.faults)
 
@@ -44,7 +49,13 @@ def _write(document: object) -> None:
     sys.stdout.buffer.write(dumps(document) + b"\n")
 
 
-def _run_operation(name: str, path: str, jsonl: bool) -> int:
+def _catalogue() -> Catalogue:
+    """The built-ins plus MAUBINH_RULESETS_DIR, as the service loads them."""
+    directory = Settings.from_env().rulesets_dir
+    return builtin_catalogue().with_operator_files(directory) if directory else builtin_catalogue()
+
+
+def _run_operation(name: str, path: str, jsonl: bool, catalogue: Catalogue) -> int:
     operation = OPERATIONS[name]
     try:
         source = _open(path)
@@ -53,25 +64,47 @@ def _run_operation(name: str, path: str, jsonl: bool) -> int:
         return EXIT_USAGE
     with source:
         if not jsonl:
-            status, body = answer(operation, source.read())
+            status, body = answer(operation, source.read(), catalogue)
             _write(body)
             return 0 if status == 200 else EXIT_REJECTED
         for line in source:
-            _write(answer(operation, line)[1])
+            _write(answer(operation, line, catalogue)[1])
             sys.stdout.flush()
     return 0
 
 
-def _rulesets(ruleset_id: str | None) -> int:
-    if ruleset_id is None:
-        _write({"rulesets": [r.summary() for r in all_rulesets().values()]})
+def _rulesets(words: list[str], catalogue: Catalogue) -> int:
+    if not words:
+        _write({"rulesets": [catalogue.listing(r) for r in catalogue.latest.values()]})
         return 0
-    ruleset = get_ruleset(ruleset_id)
+    if words[0] == "check":
+        return _check_files(words[1:])
+    if len(words) > 1:
+        print("maubinh rulesets: give one ID, or check FILE…", file=sys.stderr)
+        return EXIT_USAGE
+    ruleset = catalogue.get(words[0])
     if ruleset is None:
-        _write(problem_json(404, "Not found", f"no ruleset {ruleset_id!r}; known: {', '.join(all_rulesets())}"))
+        _write(problem_json(404, "Not found", catalogue.unknown(words[0])))
         return EXIT_REJECTED
     _write(ruleset_json(ruleset))
     return 0
+
+
+def _check_files(paths: list[str]) -> int:
+    """For an operator's CI: each file resolved as the service would, its id and digest, or its faults."""
+    if not paths:
+        print("maubinh rulesets check: name one or more ruleset files", file=sys.stderr)
+        return EXIT_USAGE
+    bad = 0
+    for path in paths:
+        try:
+            _, ruleset = load_operator_file(Path(path), builtin_catalogue())
+        except OperatorFileError as error:
+            bad += 1
+            print(error, file=sys.stderr)
+            continue
+        print(f"{path}: ok {ruleset.id} {ruleset.digest}")
+    return EXIT_REJECTED if bad else 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -81,8 +114,10 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=f"the POST /v1/{name} operation")
         sub.add_argument("file", nargs="?", default="-", help="request JSON file, or - for standard input")
         sub.add_argument("--jsonl", action="store_true", help="one request per line, one answer per line")
-    rulesets = commands.add_parser("rulesets", help="list the rulesets, or print one whole")
-    rulesets.add_argument("id", nargs="?")
+    rulesets = commands.add_parser(
+        "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"
+    )
+    rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
     serve = commands.add_parser("serve", help="run the HTTP API under gunicorn")
     serve.add_argument("--host", default=None, help="bind address (default: MAUBINH_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default: MAUBINH_PORT or 8000)")
@@ -91,13 +126,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "rulesets":
-        return _rulesets(args.id)
     if args.command == "serve":
         from service.serve import serve
 
         return serve(args.host, args.port)
-    return _run_operation(args.command, args.file, args.jsonl)
+    try:
+        catalogue = _catalogue()
+    except OperatorFileError as error:
+        print(f"maubinh: MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "rulesets":
+        return _rulesets(args.words, catalogue)
+    return _run_operation(args.command, args.file, args.jsonl, catalogue)
 
 
 if __name__ == "__main__":

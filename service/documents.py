@@ -14,8 +14,12 @@ from typing import Any
 from service.arrange import arrange_json
 from service.hands import POSITIONS
 from service.requests import load_arrange_request, load_arrangement, load_room
-from service.scoring import arrangement_foul, qualifying_patterns, score
-from service.serialize import hands_json, pattern_json, result_json
+from service.rulesets.catalogue import Catalogue
+from service.scoring import Fault, Result, RoomRejected, arrangement_foul, qualifying_patterns, score
+from service.serialize import hands_json, pattern_json, result_json, ruleset_block
+
+MAX_EXACT_AMOUNT = 2**53 - 1
+"""The largest integer every JSON client reads exactly: no amount in an answer may pass it."""
 
 
 class BadDocument(ValueError):
@@ -51,13 +55,30 @@ def loads(body: bytes | str) -> Any:
         raise BadDocument(f"not JSON this service reads: {str(error)[:120]}") from error
 
 
-def score_document(raw: Any) -> dict[str, Any]:
-    return result_json(score(load_room(raw)))
+def _check_amounts(result: Result) -> None:
+    """Refuse a room whose largest amount (a player's, a pair's or a line's) no JSON client reads exactly."""
+    largest = max(
+        [abs(p.units) for p in result.players]
+        + [line.units for line in result.ledger]
+        + [abs(units) for pair in result.showdown for units in pair.units.values()]
+    )
+    if largest * result.room.stake > MAX_EXACT_AMOUNT:
+        message = (
+            f"{largest} units × stake {result.room.stake} = {largest * result.room.stake} passes 2^53 − 1,"
+            " the largest amount every JSON client reads exactly; lower the stake"
+        )
+        raise RoomRejected([Fault("/stake", message, "amount_out_of_range")])
 
 
-def evaluate_document(raw: Any) -> dict[str, Any]:
+def score_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    result = score(load_room(raw, catalogue))
+    _check_amounts(result)
+    return result_json(result)
+
+
+def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
-    ruleset, arrangement = load_arrangement(raw)
+    ruleset, arrangement = load_arrangement(raw, catalogue)
     table = ruleset.hands
     hands = {p: table.describe(arrangement[p]) for p in POSITIONS}
     reason = arrangement_foul(hands)
@@ -69,7 +90,7 @@ def evaluate_document(raw: Any) -> dict[str, Any]:
         if row.pattern in found
     ]
     return {
-        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        "ruleset": ruleset_block(ruleset),
         "hands": hands_json(hands, ruleset),
         "fouled": reason is not None,
         "foul_reason": reason,
@@ -77,13 +98,14 @@ def evaluate_document(raw: Any) -> dict[str, Any]:
     }
 
 
-def arrange_document(raw: Any) -> dict[str, Any]:
+def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
-    ruleset, cards, alternatives = load_arrange_request(raw)
+    ruleset, cards, alternatives = load_arrange_request(raw, catalogue)
     return arrange_json(ruleset, cards, alternatives)
 
 
-OPERATIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
+Operation = Callable[[Any, Catalogue | None], dict[str, Any]]
+OPERATIONS: dict[str, Operation] = {
     "score": score_document,
     "evaluate": evaluate_document,
     "arrange": arrange_document,

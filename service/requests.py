@@ -16,10 +16,12 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.cards import Card, CardError, parse_card
 from service.hands import POSITIONS, Position
-from service.rulesets import Ruleset, all_rulesets, get_ruleset
+from service.rulesets import Path, Ruleset, RulesetError
+from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.scoring import Fault, PlayerEntry, Room, RoomRejected
 
 MAX_STAKE = 10**12
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 PLAYER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 STATUSES = ("arranged", "timed_out", "left")
 SELF = ""  # error key for the node itself, as opposed to one of its items
@@ -73,6 +75,20 @@ class CardList(fields.Field[tuple[Card, ...]]):
         return tuple(cards)
 
 
+class RulesetReference(fields.Raw):
+    """An id, a pinned id or ``{"base", "patch"}``: resolved (and every fault named) by the catalogue."""
+
+
+class RulesetBody(Schema):
+    """The fields every POST body shares: the ruleset it is played under, optionally pinned by digest."""
+
+    class Meta:
+        unknown = RAISE
+
+    ruleset = RulesetReference(required=True)
+    ruleset_digest = fields.String(validate=validate.Regexp(DIGEST, error="must be sha256: and 64 hex digits"))
+
+
 class PlayerSchema(Schema):
     class Meta:
         unknown = RAISE
@@ -88,31 +104,19 @@ class PlayerSchema(Schema):
     cards = CardList(13)
 
 
-class RoomSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+class RoomSchema(RulesetBody):
     stake = JsonInteger(load_default=1, validate=validate.Range(min=1, max=MAX_STAKE))
     round_id = fields.String(validate=validate.Length(max=128))
     players = fields.List(fields.Nested(PlayerSchema), required=True)
 
 
-class ArrangementSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+class ArrangementSchema(RulesetBody):
     back = CardList(5, required=True)
     middle = CardList(5, required=True)
     front = CardList(3, required=True)
 
 
-class ArrangeRequestSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    ruleset = fields.String(required=True, validate=validate.Length(min=1, max=64))
+class ArrangeRequestSchema(RulesetBody):
     cards = CardList(13, required=True)
     alternatives = JsonInteger(load_default=3, validate=validate.Range(min=0, max=20))
 
@@ -142,7 +146,7 @@ def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
 _FIELD_ORDER = {
     name: k
     for k, name in enumerate(
-        ("ruleset", "stake", "round_id", "players", "id", "status", "declare", *POSITIONS, "cards")
+        ("ruleset", "ruleset_digest", "stake", "round_id", "players", "id", "status", "declare", *POSITIONS, "cards")
     )
 }
 
@@ -152,17 +156,23 @@ def _sort_key(fault: Fault) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER))) for p in parts)
 
 
-def _known_ruleset(raw: Mapping[str, Any]) -> Ruleset | None:
-    name = raw.get("ruleset")
-    return get_ruleset(name) if isinstance(name, str) else None
+def _pointer(prefix: str, path: Path) -> str:
+    return prefix + "".join(f"/{_escape(str(step))}" for step in path)
 
 
-def _ruleset_faults(raw: Mapping[str, Any]) -> list[Fault]:
-    name = raw.get("ruleset")
-    if isinstance(name, str) and name and get_ruleset(name) is None:
-        known = ", ".join(sorted(all_rulesets()))
-        return [Fault("/ruleset", f"unknown ruleset {name[:64]!r}; this service knows {known}", "unknown_ruleset")]
-    return []
+def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, list[Fault]]:
+    """The ruleset a request body names, resolved once, or the faults that stop it (§11.3)."""
+    if not isinstance(raw, dict) or "ruleset" not in raw:
+        return None, []
+    try:
+        ruleset = catalogue.resolve(raw["ruleset"])
+    except RulesetError as error:
+        return None, [Fault(_pointer("/ruleset", f.path), f.message, f.code) for f in error.faults]
+    digest = raw.get("ruleset_digest")
+    if isinstance(digest, str) and DIGEST.match(digest) and digest != ruleset.digest:
+        message = f"the ruleset resolves to {ruleset.id} with digest {ruleset.digest}, not this one; nothing was scored"
+        return ruleset, [Fault("/ruleset_digest", message, "ruleset_digest_mismatch")]
+    return ruleset, []
 
 
 def _who(status: str, ruleset: Ruleset | None) -> str:
@@ -236,11 +246,10 @@ def _duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...]
                     first_seen[card] = pointer
 
 
-def _room_rule_faults(raw: Any) -> list[Fault]:
+def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
     if not isinstance(raw, dict):
         return []
-    faults = _ruleset_faults(raw)
-    ruleset = _known_ruleset(raw)
+    faults: list[Fault] = []
     players = raw.get("players")
     if not isinstance(players, list):
         return faults
@@ -287,23 +296,23 @@ MAX_PLAYERS_CHECKED = 8
 one 60 KB request cannot make the service check thousands of players."""
 
 
-def _oversized_room(raw: Any) -> list[Fault]:
+def _oversized_room(raw: Any) -> Fault | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("players"), list):
-        return []
+        return None
     count = len(raw["players"])
     if count <= MAX_PLAYERS_CHECKED:
-        return []
+        return None
     message = f"a room seats 2 to 4 players, not {count}; the players were not checked one by one"
-    return [*_ruleset_faults(raw), Fault("/players", message, "player_count")]
+    return Fault("/players", message, "player_count")
 
 
-def load_room(raw: Any) -> Room:
+def load_room(raw: Any, catalogue: Catalogue | None = None) -> Room:
     """Validate a ``POST /v1/score`` body and build the :class:`Room`."""
+    ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     if oversized := _oversized_room(raw):
-        raise RoomRejected(oversized)
+        raise RoomRejected([*ruleset_faults, oversized])
     data, errors = _load(RoomSchema(), raw)
-    _reject_if(errors, _room_rule_faults(raw))
-    ruleset = get_ruleset(data["ruleset"])
+    _reject_if(errors, ruleset_faults + _room_rule_faults(raw, ruleset))
     assert ruleset is not None
     entries = []
     for player in data["players"]:
@@ -325,25 +334,25 @@ def load_room(raw: Any) -> Room:
     return Room(ruleset=ruleset, players=tuple(entries), stake=data["stake"], round_id=data.get("round_id"))
 
 
-def _single_hand_faults(raw: Any, keys: tuple[str, ...]) -> list[Fault]:
-    if not isinstance(raw, dict):
-        return []
-    return _ruleset_faults(raw) + list(_duplicate_faults([("", raw)], keys))
-
-
-def load_arrangement(raw: Any) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:
-    """Validate a ``POST /v1/evaluate`` body: a ruleset and one arrangement."""
-    data, errors = _load(ArrangementSchema(), raw)
-    _reject_if(errors, _single_hand_faults(raw, POSITIONS))
-    ruleset = get_ruleset(data["ruleset"])
+def _load_single_hand(
+    schema: Schema, raw: Any, keys: tuple[str, ...], catalogue: Catalogue | None
+) -> tuple[Ruleset, dict[str, Any]]:
+    ruleset, faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
+    data, errors = _load(schema, raw)
+    if isinstance(raw, dict):
+        faults += _duplicate_faults([("", raw)], keys)
+    _reject_if(errors, faults)
     assert ruleset is not None
+    return ruleset, data
+
+
+def load_arrangement(raw: Any, catalogue: Catalogue | None = None) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:
+    """Validate a ``POST /v1/evaluate`` body: a ruleset and one arrangement."""
+    ruleset, data = _load_single_hand(ArrangementSchema(), raw, POSITIONS, catalogue)
     return ruleset, {p: data[p] for p in POSITIONS}
 
 
-def load_arrange_request(raw: Any) -> tuple[Ruleset, tuple[Card, ...], int]:
+def load_arrange_request(raw: Any, catalogue: Catalogue | None = None) -> tuple[Ruleset, tuple[Card, ...], int]:
     """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives."""
-    data, errors = _load(ArrangeRequestSchema(), raw)
-    _reject_if(errors, _single_hand_faults(raw, ("cards",)))
-    ruleset = get_ruleset(data["ruleset"])
-    assert ruleset is not None
+    ruleset, data = _load_single_hand(ArrangeRequestSchema(), raw, ("cards",), catalogue)
     return ruleset, data["cards"], data["alternatives"]

@@ -41,6 +41,11 @@ SEMANTIC_FAULTS = frozenset(
         "no_cards",
         "declare_not_allowed",
         "false_declaration",
+        "player_count",
+        "unknown_ruleset",
+        "invalid_ruleset",
+        "ruleset_digest_mismatch",
+        "amount_out_of_range",
     }
 )
 """Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""
@@ -105,7 +110,7 @@ class PlayerResult:
     units: int = 0
 
 
-SettledBy = Literal["instant_win", "comparison", "foul", "both_fouled", "round_ended"]
+SettledBy = Literal["instant_win", "comparison", "foul", "fixed_foul", "both_fouled", "round_ended"]
 
 
 class ChiOutcome(NamedTuple):
@@ -256,11 +261,12 @@ def _pair_indices(n: int) -> Iterator[tuple[int, int]]:
 
 
 def chi_value(ruleset: Ruleset, position: Position, bonus_keys: tuple[str, ...]) -> tuple[int, str | None]:
-    """A won chi's value (§5) and the bonus-table key that set it: the most specific entry, else 1."""
+    """A won chi's value (§5, §11.1 bonuses.mode) and the bonus-table key that set it: the most specific
+    entry, instead of 1 (``replace``) or on top of it (``add``); 1 where no entry matches."""
     table = ruleset.bonuses[position]
     for key in bonus_keys:
         if key in table:
-            return table[key], key
+            return (table[key] + 1 if ruleset.bonus_mode == "add" else table[key]), key
     return 1, None
 
 
@@ -304,6 +310,8 @@ def _settle_pairs(players: list[PlayerResult], ruleset: Ruleset) -> tuple[Pair, 
             pairs.append(Pair(i, j, "instant_win"))
         elif ruleset.ends_round and anyone_instant:
             pairs.append(Pair(i, j, "round_ended"))
+        elif ruleset.fixed_foul_units is not None and a.fouled != b.fouled:
+            pairs.append(Pair(i, j, "fixed_foul"))
         else:
             pairs.append(_compare(i, j, a, b, ruleset))
     return tuple(pairs)
@@ -420,7 +428,12 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         winner,
                         value - 1,
                         f"bonuses.{position}.{key}",
-                        f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus",
+                        f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus"
+                        + (
+                            " (bonuses.mode add: the entry on top of the chi)"
+                            if room.ruleset.bonus_mode == "add"
+                            else ""
+                        ),
                         position,
                         hands,
                     )
@@ -428,55 +441,83 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     return lines + bonuses
 
 
+def sweepers(room: EvaluatedRoom) -> set[int]:
+    """§11.1 bắt sập làng: in a room of 3 or more, a player who is not fouled, had no pair settled by an
+    instant win, and scoops every opponent who did not foul."""
+    players = room.players
+    if len(players) < 3:
+        return set()
+    scooped = {(winner, loser) for _, winner, loser in room.scoops}
+    blocked = {k for pair in room.pairs if pair.settled_by == "instant_win" for k in (pair.i, pair.j)}
+    return {
+        a
+        for a, player in enumerate(players)
+        if not player.fouled
+        and a not in blocked
+        and all((a, b) in scooped or players[b].fouled for b in range(len(players)) if b != a)
+    }
+
+
 def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§6: the scooped player pays total × (m − 1), m flat or by room size and number of scoopers."""
-    made = room.scoops
+    """§6: the scooped player pays basis × (m − 1), m flat or by room size and number of scoopers; a
+    sweeper's scoops pay basis × (m × s − 1). The basis is total(A,B), or the chi won (§11.1)."""
+    ruleset = room.ruleset
     n = len(room.players)
     scoopers = [0] * n
-    for _, _, loser in made:
+    for _, _, loser in room.scoops:
         scoopers[loser] += 1
+    sweeping = sweepers(room) if ruleset.sweep_multiplier > 1 else set()
     lines = []
-    for pair, winner, loser in made:
-        m, rule = room.ruleset.scoop_multiplier(n, scoopers[loser])
-        total = pair.total(winner)
-        lines.append(
-            _line(
-                room,
-                "scoop",
-                loser,
-                winner,
-                total * (m - 1),
-                rule,
-                f"{room.players[winner].id} won all 3 chi against {room.players[loser].id}"
-                f" ({scoopers[loser]} of {n - 1} opponents scoop them): total {total} × ({m} − 1)",
-            )
-        )
+    for pair, winner, loser in room.scoops:
+        m, rule = ruleset.scoop_multiplier(n, scoopers[loser])
+        s = ruleset.sweep_multiplier if winner in sweeping else 1
+        by_chi = ruleset.scoop_basis == "chi"
+        basis = pair.chi_won(winner) if by_chi else pair.total(winner)
+        why = f"{room.players[winner].id} won all 3 chi against {room.players[loser].id}"
+        why += f" ({scoopers[loser]} of {n - 1} opponents scoop them)"
+        if s > 1:
+            rule += " × scoop.sweep_multiplier"
+            why += f"; {room.players[winner].id} sweeps the room (× {s})"
+        if by_chi:
+            rule += ", scoop.basis"
+        multiplier = f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)"
+        what = f"{basis} chi won (scoop.basis chi)" if by_chi else f"total {basis}"
+        lines.append(_line(room, "scoop", loser, winner, basis * (m * s - 1), rule, f"{why}: {what} × {multiplier}"))
     return lines
 
 
 def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§6: where foul_multiplier f > 1, a fouled player pays each opponent it lost to total × (f − 1)."""
-    f = room.ruleset.foul_multiplier
+    """§6 and §11.1: a fouled player pays a non-fouled opponent the fixed foul payment, where the
+    ruleset has one; else, where foul_multiplier f > 1, total × (f − 1) on top of the chi it lost."""
+    ruleset = room.ruleset
+    f = ruleset.foul_multiplier
     lines: list[LedgerLine] = []
-    if f <= 1:
-        return lines
     for pair in room.pairs:
-        if pair.settled_by != "foul":
+        if pair.settled_by not in ("foul", "fixed_foul"):
             continue
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
-        total = pair.total(winner)
-        lines.append(
-            _line(
-                room,
-                "foul",
-                loser,
-                winner,
-                total * (f - 1),
-                "fouls.foul_multiplier",
-                f"{room.players[loser].id} fouled ({room.players[loser].foul_reason}): total {total} × ({f} − 1)",
+        why = f"{room.players[loser].id} fouled ({room.players[loser].foul_reason})"
+        if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
+            fixed = ruleset.fixed_foul_units
+            lines.append(
+                _line(
+                    room, "foul", loser, winner, fixed, "fouls.fixed_units", f"{why}: a fixed {fixed}, no chi compared"
+                )
             )
-        )
+        elif f > 1:
+            total = pair.total(winner)
+            lines.append(
+                _line(
+                    room,
+                    "foul",
+                    loser,
+                    winner,
+                    total * (f - 1),
+                    "fouls.foul_multiplier",
+                    f"{why}: total {total} × ({f} − 1)",
+                )
+            )
     return lines
 
 

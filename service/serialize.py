@@ -122,7 +122,7 @@ def result_json(result: Result) -> dict[str, Any]:
     ruleset = room.ruleset
     return {
         "round_id": room.round_id,
-        "ruleset": {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest},
+        "ruleset": ruleset_block(ruleset),
         "stake": room.stake,
         "players": [_player_json(p, ruleset, room.stake) for p in result.players],
         "ledger": [_line_json(seq, line, room.stake) for seq, line in enumerate(result.ledger, start=1)],
@@ -155,6 +155,21 @@ def rejected_json(faults: list[Fault]) -> dict[str, Any]:
     return problem_json(422, "Unprocessable room", detail, faults[:MAX_FAULTS_LISTED])
 
 
+def ruleset_block(ruleset: Ruleset) -> dict[str, Any]:
+    """The rules a result was reached under, as every answer names them: id, version, digest and, for
+    a variant, its base and every value it changed."""
+    out: dict[str, Any] = {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest}
+    if ruleset.base is not None:
+        base = ruleset.base
+        out["base"] = {"id": base.id, "version": base.version, "digest": base.digest}
+        out["changes"] = [{"field": c.field, "base": c.base, "value": c.value} for c in ruleset.changes]
+    return out
+
+
 def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
-    """The whole ruleset as data, with its digest (``GET /v1/rulesets/{id}``)."""
-    return {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
+    """The whole ruleset as data, with its digest (``GET /v1/rulesets/{id}``) and, for an operator's
+    variant, the ruleset it patched."""
+    out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
+    if ruleset.base is not None:
+        out["base"] = ruleset_block(ruleset)["base"]
+    return out

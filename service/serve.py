@@ -10,7 +10,17 @@ DEFAULT_CONFIG = "python:service.gunicorn_config"
 
 
 def serve(host: str | None, port: int | None) -> int:
-    """Replace this process with gunicorn, so that signals reach its master directly."""
+    """Replace this process with gunicorn, so that signals reach its master directly. An operator's
+    ruleset folder is checked first: a bad file stops the start here, with the file, pointer and fault."""
+    from service.api import catalogue
+    from service.api.config import Settings
+    from service.rulesets.catalogue import OperatorFileError
+
+    try:
+        catalogue(Settings.from_env())
+    except OperatorFileError as error:
+        print(f"maubinh serve: not starting, MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
+        return 2
     env = dict(os.environ)
     if host is not None:
         env["MAUBINH_HOST"] = host

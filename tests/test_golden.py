@@ -1,5 +1,6 @@
-"""Every case of ../shared/golden/public.jsonl, compared as its README says."""
+"""Every case of tests/golden/ (built-in rulesets and house-rule variants), compared as its README says."""
 
+import copy
 from collections import Counter
 from typing import Any
 
@@ -9,28 +10,41 @@ from helpers import golden_cases, step_totals
 from service.documents import score_document
 from service.scoring import RoomRejected
 
-CASES = golden_cases()
+CASES = golden_cases("public.jsonl")
+HOUSE = golden_cases("house-public.jsonl")
 
 
 def _line_key(line: dict[str, Any]) -> tuple[Any, ...]:
     return (line["step"], line["payer"], line["payee"], line["units"], line.get("position"))
 
 
-def test_all_64_golden_cases_are_here() -> None:
-    assert len(CASES) == 64
+def _on_one_path(a: str, b: str) -> bool:
+    """One pointer is the other or lies below it (README: the pointer may be deeper or shallower)."""
+    return a == b or a.startswith(b + "/") or b.startswith(a + "/")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_golden_case(case: dict[str, Any]) -> None:
+def _pinned(request: dict[str, Any], version: str) -> dict[str, Any]:
+    pinned = copy.deepcopy(request)
+    if isinstance(pinned.get("ruleset"), str):
+        pinned["ruleset"] = f"{pinned['ruleset']}@{version}"
+    return pinned
+
+
+def check(case: dict[str, Any], request: dict[str, Any]) -> None:
     expect = case["expect"]
     if "error" in expect:
         with pytest.raises(RoomRejected) as rejected:
-            score_document(case["request"])
+            score_document(request)
         reported = {fault.pointer for fault in rejected.value.faults}
-        assert {f["pointer"] for f in expect["faults"]} <= reported
+        if case["name"].startswith("invalid/house-"):
+            expected = [f["pointer"] for f in expect["faults"]]
+            assert any(p.startswith("/ruleset") for p in reported), reported
+            assert any(_on_one_path(e, p) for e in expected for p in reported), (expected, reported)
+        else:
+            assert {f["pointer"] for f in expect["faults"]} <= reported
         return
-    result = score_document(case["request"])
-    stake = case["request"].get("stake", 1)
+    result = score_document(request)
+    stake = request.get("stake", 1)
     for want, got in zip(expect["players"], result["players"], strict=True):
         assert got["id"] == want["id"]
         assert (got["units"], got["fouled"], got["aces"]) == (want["units"], want["fouled"], want["aces"]), want["id"]
@@ -45,3 +59,27 @@ def test_golden_case(case: dict[str, Any]) -> None:
         for step, net in steps.items():
             assert totals[player_id][step] == net, (player_id, step)
     assert Counter(map(_line_key, result["ledger"])) == Counter(map(_line_key, expect["ledger"]))
+
+
+def test_every_golden_case_is_here() -> None:
+    assert len(CASES) == 64
+    assert len(HOUSE) == 81
+    assert sum(1 for c in HOUSE if "error" in c["expect"]) == 33
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_golden_case(case: dict[str, Any]) -> None:
+    check(case, case["request"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_golden_case_pinned(case: dict[str, Any], version: str) -> None:
+    """Each version of each built-in scores the golden rooms as the rules say: @1 as it always did,
+    @2 (which gained the house-rule knobs at their defaults) the same."""
+    check(case, _pinned(case["request"], version))
+
+
+@pytest.mark.parametrize("case", HOUSE, ids=[c["name"] for c in HOUSE])
+def test_house_golden_case(case: dict[str, Any]) -> None:
+    check(case, case["request"])

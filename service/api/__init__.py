@@ -15,7 +15,7 @@ from service.api.config import Settings
 from service.api.logs import logger, request_id
 from service.api.views import api
 from service.hands import hand_table
-from service.rulesets import all_rulesets
+from service.rulesets.catalogue import Catalogue, builtin_catalogue
 
 OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.yaml")
 """Always open, like the viewer's page and assets (its calls to /v1/* carry the key the user gives)."""
@@ -38,8 +38,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     log = logger(settings.log_level)
+    app.config["CATALOGUE"] = catalogue(settings)
     metrics.start()
-    for ruleset in all_rulesets().values():
+    for ruleset in app.config["CATALOGUE"].latest.values():
         hand_table(ruleset.wheel)  # build the tables before the first request, not during it
 
     @app.before_request
@@ -80,6 +81,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     errors.register(app)
     app.register_blueprint(api)
     return app
+
+
+def catalogue(settings: Settings) -> Catalogue:
+    """The built-in rulesets plus the operator's folder; a bad file raises OperatorFileError, naming
+    the file, pointer and fault, so that the service never starts (and never becomes ready) with it."""
+    if settings.rulesets_dir is None:
+        return builtin_catalogue()
+    return builtin_catalogue().with_operator_files(settings.rulesets_dir)
 
 
 def _count_room(result: dict[str, Any]) -> None:

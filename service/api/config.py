@@ -22,6 +22,8 @@ class Settings:
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
+    rulesets_dir: str | None = None
+    """A folder of operators' ruleset files (``*.json`` variants), loaded and checked at start."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -33,6 +35,8 @@ class Settings:
             values["api_keys"] = tuple(k.strip() for k in raw.split(",") if k.strip())
         if (raw := env.get(PREFIX + "LOG_LEVEL")) is not None:
             values["log_level"] = raw.upper()
+        if raw := env.get(PREFIX + "RULESETS_DIR"):
+            values["rulesets_dir"] = raw
         if (raw := env.get(PREFIX + "LOG_REQUESTS")) is not None:
             values["log_requests"] = raw.strip().lower() not in ("0", "false", "no", "off")
         return cls(**values)

@@ -11,7 +11,7 @@ from werkzeug.exceptions import NotFound, RequestEntityTooLarge, UnsupportedMedi
 
 from service.api import metrics
 from service.documents import OPERATIONS, loads
-from service.rulesets import all_rulesets, get_ruleset
+from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
 
 api = Blueprint("api", __name__)
@@ -32,9 +32,14 @@ def _json_body() -> Any:
     return loads(request.get_data(cache=False))
 
 
+def _catalogue() -> Catalogue:
+    found: Catalogue = current_app.config["CATALOGUE"]
+    return found
+
+
 def _operation(name: str) -> Callable[[], Response]:
     def view() -> Response:
-        body = OPERATIONS[name](_json_body())
+        body = OPERATIONS[name](_json_body(), _catalogue())
         g.outcome = body
         return _ok(body)
 
@@ -48,15 +53,26 @@ for _name in sorted(OPERATIONS):
 
 @api.get("/v1/rulesets", provide_automatic_options=False)
 def rulesets() -> Response:
-    return _ok({"rulesets": [r.summary() for r in all_rulesets().values()]})
+    catalogue = _catalogue()
+    return _ok({"rulesets": [catalogue.listing(r) for r in catalogue.latest.values()]})
+
+
+PINNED_CACHE = "public, max-age=31536000, immutable"
+"""A pinned version never changes (docs/rules.md §11.2): it may be cached for good."""
 
 
 @api.get("/v1/rulesets/<ruleset_id>", provide_automatic_options=False)
 def ruleset(ruleset_id: str) -> Response:
-    found = get_ruleset(ruleset_id)
+    """One ruleset, whole; its ETag is its digest, and ``If-None-Match`` with it answers 304."""
+    found = _catalogue().get(ruleset_id)
     if found is None:
         raise NotFound
-    return _ok(ruleset_json(found))
+    headers = {"ETag": f'"{found.digest}"', "Cache-Control": PINNED_CACHE if "@" in ruleset_id else "no-cache"}
+    if found.digest in request.if_none_match:
+        return Response(status=304, headers=headers)
+    response = _ok(ruleset_json(found))
+    response.headers.update(headers)
+    return response
 
 
 @api.get("/healthz", provide_automatic_options=False)
@@ -66,7 +82,7 @@ def healthz() -> Response:
 
 @api.get("/readyz", provide_automatic_options=False)
 def readyz() -> Response:
-    loaded = all_rulesets()
+    loaded = _catalogue().latest
     return _ok({"status": "ready", "rulesets": len(loaded), "version": metrics.version()})
 
 

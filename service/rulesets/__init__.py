@@ -1,15 +1,18 @@
-"""Rulesets as data (RULES §9): one JSON file each, checked against a schema.
+"""Rulesets as data (docs/rules.md §9, §11): JSON documents checked against one schema.
 
-The pipeline reads only the fields of :class:`Ruleset`; nothing branches on an
-id. A ruleset's digest is the SHA-256 of its canonical JSON (sorted keys, no
-white space, UTF-8), so a result names exactly the rules that produced it.
+The pipeline reads only the fields of :class:`Ruleset`; nothing branches on an id. A ruleset's
+digest is the SHA-256 of its canonical JSON (sorted keys, no white space, UTF-8), so a result
+names exactly the rules that produced it. Built-in documents, operators' files and requests'
+variants are all checked by :func:`check_document` and frozen by :func:`build_ruleset`;
+:mod:`service.rulesets.catalogue` finds and resolves them.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -21,9 +24,24 @@ import jsonschema
 from service.hands import POSITIONS, HandTable, Wheel, hand_table
 from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
 
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class RulesetFault:
+    """One thing wrong with a ruleset: where in the document (or the reference), what, and a code."""
+
+    path: Path
+    message: str
+    code: str = "invalid_ruleset"
+
 
 class RulesetError(ValueError):
-    """A ruleset file that breaks the schema or its own invariants."""
+    """A ruleset (or a reference to one) that cannot be used; carries every fault found."""
+
+    def __init__(self, faults: list[RulesetFault]) -> None:
+        super().__init__("; ".join(f"/{'/'.join(map(str, f.path))}: {f.message}" for f in faults))
+        self.faults = faults
 
 
 @dataclass(frozen=True)
@@ -41,9 +59,27 @@ class AceRule:
     four_aces_receives: int
 
 
+@dataclass(frozen=True)
+class RulesetRef:
+    """What a result names: a ruleset's id, version and digest."""
+
+    id: str
+    version: str
+    digest: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One value a variant changed from its base (``None`` for a key absent on that side)."""
+
+    field: str
+    base: Any
+    value: Any
+
+
 @dataclass(frozen=True, eq=False)
 class Ruleset:
-    """One ruleset, loaded once per process; compared and hashed by identity."""
+    """One resolved ruleset; compared and hashed by identity (the catalogue keeps one per document)."""
 
     id: str
     title: str
@@ -57,22 +93,35 @@ class Ruleset:
     instant_mode: Literal["automatic", "declared"]
     ends_round: bool
     instant_wins: tuple[InstantWinRow, ...]
+    bonus_mode: Literal["replace", "add"]
     bonuses: MappingProxyType[str, MappingProxyType[str, int]]
     scoop_flat: int | None
     scoop_table: MappingProxyType[tuple[int, int], int]
+    scoop_basis: Literal["total", "chi"]
+    sweep_multiplier: int
     foul_is_scoop: bool
     foul_multiplier: int
     left_is_scooped: bool
+    fixed_foul_units: int | None
     aces: AceRule | None
     data: MappingProxyType[str, Any]
+    """The document as served (``GET /v1/rulesets/{id}``) and digested."""
     card_patterns: frozenset[str]
     """The 13-card patterns of the instant-win table."""
     arrangement_patterns: frozenset[str]
     """The patterns of the table that need a non-fouled arrangement."""
+    base: RulesetRef | None = None
+    """For a variant (a request's patch or an operator's file): the ruleset it patched."""
+    changes: tuple[Change, ...] = ()
+    """For a variant: every value that differs from its base, in document order."""
 
     @property
     def hands(self) -> HandTable:
         return hand_table(self.wheel)
+
+    @property
+    def ref(self) -> RulesetRef:
+        return RulesetRef(self.id, self.version, self.digest)
 
     def instant_win_row(self, pattern: str) -> InstantWinRow:
         return next(row for row in self.instant_wins if row.pattern == pattern)
@@ -103,40 +152,141 @@ def canonical_json(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def digest_of(document: Mapping[str, Any]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(document)).hexdigest()
+
+
 @cache
-def _schema() -> dict[str, Any]:
+def schema() -> dict[str, Any]:
+    """The ruleset schema (service/rulesets/schema.json), also served inside openapi.yaml's terms."""
     loaded: dict[str, Any] = json.loads(resources.files(__package__).joinpath("schema.json").read_text("utf-8"))
     return loaded
 
 
-def build_ruleset(data: dict[str, Any]) -> Ruleset:
-    """Check ``data`` against the schema and its invariants, then freeze it."""
-    try:
-        jsonschema.validate(data, _schema())
-    except jsonschema.ValidationError as error:
-        path = "/".join(str(p) for p in error.absolute_path)
-        raise RulesetError(f"ruleset {data.get('id')!r} at /{path}: {error.message}") from error
-    players = data["players"]
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+def _resolve_ref(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        resolved: Mapping[str, Any] = schema()["$defs"][ref.removeprefix("#/$defs/")]
+        return {**resolved, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def with_defaults(document: Mapping[str, Any], node: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A copy with every key the schema gives a ``default`` filled in where absent (§11: a deleted
+    nullable key is null again; a knob left out is its default). Values of the wrong type are kept
+    as they are, for :func:`check_document` to report."""
+    node = _resolve_ref(schema() if node is None else node)
+    out = dict(document)
+    for key, declared in node.get("properties", {}).items():
+        child = _resolve_ref(declared)
+        if key not in out and "default" in child:
+            out[key] = copy.deepcopy(child["default"])
+        elif isinstance(out.get(key), dict) and "properties" in child:
+            out[key] = with_defaults(out[key], child)
+    return out
+
+
+def _schema_faults(document: Any) -> Iterator[RulesetFault]:
+    for error in _validator().iter_errors(document):
+        path: Path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            known = _resolve_ref(error.schema).get("properties", {})
+            for key in error.instance:
+                if key not in known:
+                    yield RulesetFault((*path, key), f"{key!r} is not a ruleset field", "unknown_field")
+            continue
+        if error.validator == "required" and isinstance(error.instance, dict):
+            for key in error.validator_value:
+                if key not in error.instance:
+                    yield RulesetFault((*path, key), f"{'.'.join(map(str, (*path, key)))} is required")
+            continue
+        if "propertyNames" in error.schema_path:
+            yield RulesetFault((*path, str(error.instance)), f"{error.instance!r} is not a hand category or kind")
+            continue
+        where = ".".join(map(str, path)) or "the ruleset"
+        yield RulesetFault(path, f"{where}: {error.message}")
+
+
+def _scoop_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
+    scoop, players = document["scoop"], document["players"]
+    if ("multiplier" in scoop) == ("table" in scoop):
+        yield RulesetFault(("scoop",), "scoop needs exactly one of multiplier (flat) or table (sập làng)")
+        return
+    if "table" not in scoop:
+        return
+    sizes = [row["room_size"] for row in scoop["table"]]
+    wanted = list(range(players["min"], players["max"] + 1))
+    if sorted(sizes) != wanted:
+        yield RulesetFault(
+            ("scoop", "table"),
+            f"scoop.table needs exactly one row for each room size {players['min']} to {players['max']},"
+            f" not {sorted(sizes)}",
+        )
+    for k, row in enumerate(scoop["table"]):
+        if len(row["by_scoopers"]) != row["room_size"] - 1:
+            yield RulesetFault(
+                ("scoop", "table", k, "by_scoopers"),
+                f"a room of {row['room_size']} has {row['room_size'] - 1} multiplier(s), for 1 to"
+                f" {row['room_size'] - 1} scoopers, not {len(row['by_scoopers'])}",
+            )
+
+
+def _invariant_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
+    """§11.3 beyond the schema; runs only on a document the schema accepts."""
+    players = document["players"]
     if players["min"] > players["max"]:
-        raise RulesetError(f"ruleset {data['id']!r}: players.min > players.max")
-    patterns = [row["pattern"] for row in data["instant_wins"]["table"]]
-    if len(set(patterns)) != len(patterns):
-        raise RulesetError(f"ruleset {data['id']!r}: an instant-win pattern is listed twice")
+        yield RulesetFault(("players",), f"players.min {players['min']} is above players.max {players['max']}")
+    else:
+        yield from _scoop_table_faults(document)
+    seen: set[str] = set()
+    for k, row in enumerate(document["instant_wins"]["table"]):
+        if row["pattern"] in seen:
+            yield RulesetFault(("instant_wins", "table", k, "pattern"), f"{row['pattern']} appears twice in the table")
+        seen.add(row["pattern"])
+    fouls = document["fouls"]
+    if fouls.get("fixed_units") is not None and (fouls["foul_is_scoop"] or fouls["foul_multiplier"] != 1):
+        yield RulesetFault(
+            ("fouls", "fixed_units"),
+            "a fixed foul payment needs fouls.foul_is_scoop false and fouls.foul_multiplier 1",
+        )
+
+
+def check_document(document: Any) -> list[RulesetFault]:
+    """Every fault of a (defaults-filled) ruleset document: the schema, then §11.3's invariants."""
+    faults = list(dict.fromkeys(_schema_faults(document)))
+    if not faults:
+        faults = list(_invariant_faults(document))
+    return faults
+
+
+def build_ruleset(
+    document: Mapping[str, Any],
+    *,
+    digest: str | None = None,
+    base: RulesetRef | None = None,
+    changes: tuple[Change, ...] = (),
+) -> Ruleset:
+    """Check ``document`` and freeze it; the digest is of the document as given unless stated."""
+    data = with_defaults(document)
+    faults = check_document(data)
+    if faults:
+        raise RulesetError(faults)
+    players, scoop, fouls = data["players"], data["scoop"], data["fouls"]
     scoop_table: dict[tuple[int, int], int] = {}
-    for row in data["scoop"].get("table", []):
+    for row in scoop.get("table", []):
         for scoopers, multiplier in enumerate(row["by_scoopers"], start=1):
             scoop_table[(row["room_size"], scoopers)] = multiplier
-    if "table" in data["scoop"]:
-        for n in range(players["min"], players["max"] + 1):
-            for k in range(1, n):
-                if (n, k) not in scoop_table:
-                    raise RulesetError(f"ruleset {data['id']!r}: no scoop multiplier for room_size {n}, {k} scoopers")
-    aces = AceRule(**data["aces"]) if data["aces"] else None
+    patterns = [row["pattern"] for row in data["instant_wins"]["table"]]
     return Ruleset(
         id=data["id"],
         title=data["title"],
         version=data["version"],
-        digest="sha256:" + hashlib.sha256(canonical_json(data)).hexdigest(),
+        digest=digest or digest_of(document),
         min_players=players["min"],
         max_players=players["max"],
         wheel=data["wheel"],
@@ -145,31 +295,34 @@ def build_ruleset(data: dict[str, Any]) -> Ruleset:
         instant_mode=data["instant_wins"]["mode"],
         ends_round=data["instant_wins"]["ends_round"],
         instant_wins=tuple(InstantWinRow(**row) for row in data["instant_wins"]["table"]),
+        bonus_mode=data["bonuses"]["mode"],
         bonuses=MappingProxyType({p: MappingProxyType(dict(data["bonuses"][p])) for p in POSITIONS}),
-        scoop_flat=data["scoop"].get("multiplier"),
+        scoop_flat=scoop.get("multiplier"),
         scoop_table=MappingProxyType(scoop_table),
-        foul_is_scoop=data["fouls"]["foul_is_scoop"],
-        foul_multiplier=data["fouls"]["foul_multiplier"],
-        left_is_scooped=data["fouls"]["left_is_scooped"],
-        aces=aces,
-        data=MappingProxyType(data),
+        scoop_basis=scoop["basis"],
+        sweep_multiplier=scoop["sweep_multiplier"],
+        foul_is_scoop=fouls["foul_is_scoop"],
+        foul_multiplier=fouls["foul_multiplier"],
+        left_is_scooped=fouls["left_is_scooped"],
+        fixed_foul_units=fouls["fixed_units"],
+        aces=AceRule(**data["aces"]) if data["aces"] else None,
+        data=MappingProxyType(dict(document)),
         card_patterns=frozenset(patterns) & frozenset(CARD_PATTERNS),
         arrangement_patterns=frozenset(patterns) & frozenset(ARRANGEMENT_PATTERNS),
+        base=base,
+        changes=changes,
     )
 
 
-@cache
 def all_rulesets() -> MappingProxyType[str, Ruleset]:
-    """Every ruleset shipped in this package, by id, loaded once."""
-    found: dict[str, Ruleset] = {}
-    for entry in sorted(resources.files(__package__).iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".json") and entry.name != "schema.json":
-            ruleset = build_ruleset(json.loads(entry.read_text("utf-8")))
-            if entry.name != f"{ruleset.id}.json":
-                raise RulesetError(f"{entry.name} holds ruleset {ruleset.id!r}")
-            found[ruleset.id] = ruleset
-    return MappingProxyType(found)
+    """The latest version of every built-in ruleset, by id."""
+    from service.rulesets.catalogue import builtin_catalogue
+
+    return builtin_catalogue().latest
 
 
-def get_ruleset(ruleset_id: str) -> Ruleset | None:
-    return all_rulesets().get(ruleset_id)
+def get_ruleset(reference: str) -> Ruleset | None:
+    """A built-in ruleset by id (the latest) or pinned id (``maubinh-2020@1``)."""
+    from service.rulesets.catalogue import builtin_catalogue
+
+    return builtin_catalogue().get(reference)

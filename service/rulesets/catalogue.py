@@ -1,0 +1,274 @@
+"""Where rulesets come from (docs/rules.md §11): built-in versions, operators' files and requests' variants.
+
+A reference is an id (the latest version), a pinned id (``maubinh-2020@1``) or a house-rule
+variant ``{"base": <id or id@version>, "patch": <RFC 7396 merge patch>}``. A variant is
+resolved once per distinct (base, canonical patch) and kept in a bounded LRU, so a backend that
+sends the same house rules with every room pays for resolving them once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path as FilePath
+from threading import Lock
+from types import MappingProxyType
+from typing import Any
+
+from service.rulesets import (
+    Change,
+    Path,
+    Ruleset,
+    RulesetError,
+    RulesetFault,
+    build_ruleset,
+    canonical_json,
+    digest_of,
+    with_defaults,
+)
+
+RESERVED = ("version", "sources", "choices")
+"""Document keys that are the service's own: a patch that sets them is refused (§11)."""
+PLAIN_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+CUSTOM_SUFFIX = "~custom"
+VARIANT_CACHE_SIZE = 256
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396: objects merge key by key, ``null`` deletes, anything else (arrays too) replaces.
+
+    >>> merge_patch({"a": 1, "b": {"c": 2, "d": 3}}, {"b": {"c": None, "e": 4}, "f": [5]})
+    {'a': 1, 'b': {'d': 3, 'e': 4}, 'f': [5]}
+    """
+    if not isinstance(patch, dict):
+        return patch
+    merged = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = merge_patch(merged.get(key), value)
+    return merged
+
+
+def _integral(value: Any) -> Any:
+    """JSON's ``2.0`` is the integer 2 (as in JSON Schema): normalised so that equal patches are equal."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+def _patch_path(path: Path, patch: Any) -> Path | None:
+    """The deepest part of ``patch`` on ``path``: the fault's place in what the caller wrote."""
+    found: list[str | int] = []
+    node = patch
+    for step in path:
+        in_object = isinstance(node, dict) and isinstance(step, str) and step in node
+        in_array = isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+        if not (in_object or in_array):
+            break
+        node = node[step]
+        found.append(step)
+    return tuple(found) if found else None
+
+
+def _leaves(document: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(document, dict):
+        for key, value in document.items():
+            yield from _leaves(value, f"{prefix}.{key}" if prefix else key)
+    else:
+        yield prefix, document
+
+
+def changes_between(base: Mapping[str, Any], variant: Mapping[str, Any]) -> tuple[Change, ...]:
+    """Every leaf (an array counts as one) that differs, in the variant's order then the base's."""
+    before, after = dict(_leaves(dict(base))), dict(_leaves(dict(variant)))
+    fields = list(after) + [f for f in before if f not in after]
+    return tuple(Change(f, before.get(f), after.get(f)) for f in fields if before.get(f) != after.get(f))
+
+
+class Catalogue:
+    """Every ruleset a process knows, by id and version, and the variants resolved from them."""
+
+    def __init__(self, rulesets: list[Ruleset]) -> None:
+        self._versions: dict[str, dict[str, Ruleset]] = {}
+        for ruleset in rulesets:
+            self._versions.setdefault(ruleset.id, {})[ruleset.version] = ruleset
+        self.latest: MappingProxyType[str, Ruleset] = MappingProxyType(
+            {rid: versions[max(versions, key=int)] for rid, versions in sorted(self._versions.items())}
+        )
+        self._variants: OrderedDict[tuple[str, str, bytes], Ruleset | RulesetError] = OrderedDict()
+        self._lock = Lock()
+
+    def versions(self, ruleset_id: str) -> list[Ruleset]:
+        return [self._versions[ruleset_id][v] for v in sorted(self._versions.get(ruleset_id, {}), key=int)]
+
+    def get(self, reference: str) -> Ruleset | None:
+        """By id (the latest version) or pinned id ``id@version``."""
+        ruleset_id, at, version = reference.partition("@")
+        if not at:
+            return self.latest.get(ruleset_id)
+        return self._versions.get(ruleset_id, {}).get(version)
+
+    def listing(self, ruleset: Ruleset) -> dict[str, Any]:
+        """One line of ``GET /v1/rulesets``: the latest version's summary, every version, and the base."""
+        line: dict[str, Any] = {**ruleset.summary(), "versions": [r.version for r in self.versions(ruleset.id)]}
+        if ruleset.base is not None:
+            line["base"] = {"id": ruleset.base.id, "version": ruleset.base.version, "digest": ruleset.base.digest}
+        return line
+
+    def unknown(self, reference: str) -> str:
+        ruleset_id, at, version = reference.partition("@")
+        if at and ruleset_id in self._versions:
+            known = ", ".join(f"@{v}" for v in sorted(self._versions[ruleset_id], key=int))
+            return f"{ruleset_id} has no version {version[:16]!r}; it has {known}"
+        return f"unknown ruleset {reference[:80]!r}; this service knows {', '.join(self.latest)}"
+
+    def resolve(self, reference: Any, *, must_name: bool = False) -> Ruleset:
+        """The ruleset a request names; :class:`RulesetError` with paths relative to the reference.
+        ``must_name``: a variant must set its own id (an operator's file)."""
+        if isinstance(reference, str):
+            found = self.get(reference)
+            if found is None:
+                raise RulesetError([RulesetFault((), self.unknown(reference), "unknown_ruleset")])
+            return found
+        if not isinstance(reference, dict) or set(reference) != {"base", "patch"}:
+            message = 'a ruleset id ("<id>", or "<id>@<version>" pinned), or {"base": <id>, "patch": {…}}'
+            if isinstance(reference, dict):
+                extra = sorted(set(reference) - {"base", "patch"})
+                missing = sorted({"base", "patch"} - set(reference))
+                message += f"; {'unknown member ' + ', '.join(extra) if extra else 'missing ' + ', '.join(missing)}"
+            raise RulesetError([RulesetFault((), message)])
+        base_ref, patch = reference["base"], reference["patch"]
+        faults = []
+        base = self.get(base_ref) if isinstance(base_ref, str) else None
+        if base is None:
+            message = self.unknown(base_ref) if isinstance(base_ref, str) else "the base: a ruleset id"
+            faults.append(RulesetFault(("base",), message, "unknown_ruleset"))
+        if not isinstance(patch, dict):
+            faults.append(RulesetFault(("patch",), "the patch: a JSON object (RFC 7396 merge patch)"))
+        if faults or base is None or not isinstance(patch, dict):
+            raise RulesetError(faults)
+        return self.variant(base, patch, must_name=must_name)
+
+    def variant(self, base: Ruleset, patch: dict[str, Any], *, must_name: bool = False) -> Ruleset:
+        """``base`` patched, from the cache when this patch was resolved before."""
+        patch = _integral(patch)
+        key = (base.id, base.version, canonical_json(patch) + (b"!" if must_name else b""))
+        with self._lock:
+            cached = self._variants.get(key)
+            if cached is not None:
+                self._variants.move_to_end(key)
+        if cached is None:
+            try:
+                cached = self._resolve_variant(base, patch, must_name)
+            except RulesetError as error:
+                cached = error
+            with self._lock:
+                self._variants[key] = cached
+                while len(self._variants) > VARIANT_CACHE_SIZE:
+                    self._variants.popitem(last=False)
+        if isinstance(cached, RulesetError):
+            raise cached
+        return cached
+
+    def _resolve_variant(self, base: Ruleset, patch: dict[str, Any], must_name: bool) -> Ruleset:
+        faults = [
+            RulesetFault(("patch", key), f"{key!r} is the service's own: not a ruleset field a request may set")
+            for key in RESERVED
+            if key in patch
+        ]
+        new_id = patch.get("id")
+        if "id" in patch:
+            if not isinstance(new_id, str) or not PLAIN_ID.match(new_id):
+                faults.append(RulesetFault(("patch", "id"), "id: 1 to 64 characters of a-z 0-9 -, starting a-z 0-9"))
+            elif new_id in self.latest:
+                faults.append(
+                    RulesetFault(("patch", "id"), f"{new_id!r} names a ruleset this service knows: choose a new id")
+                )
+        elif must_name:
+            faults.append(RulesetFault(("patch", "id"), "an operator's ruleset must set its own id in the patch"))
+        refused = {key for key in (*RESERVED, "id") if any(f.path == ("patch", key) for f in faults)}
+        usable = {key: value for key, value in patch.items() if key not in refused}
+        base_document = with_defaults(base.data)
+        merged = with_defaults(merge_patch(base_document, usable))
+        if "id" not in patch and not faults:
+            if merged == base_document:
+                return build_ruleset(base.data, digest=base.digest, base=base.ref)
+            merged["id"] = f"{base.id}{CUSTOM_SUFFIX}"
+        try:
+            resolved = build_ruleset(
+                merged, base=base.ref, changes=changes_between(base_document, merged), digest=digest_of(merged)
+            )
+        except RulesetError as error:
+            faults += [self._in_patch(fault, patch) for fault in error.faults]
+        if faults:
+            raise RulesetError(faults)
+        return resolved
+
+    @staticmethod
+    def _in_patch(fault: RulesetFault, patch: dict[str, Any]) -> RulesetFault:
+        found = _patch_path(fault.path, patch)
+        return RulesetFault(("patch", *found) if found else (), fault.message, fault.code)
+
+    def with_operator_files(self, directory: str | FilePath) -> Catalogue:
+        """This catalogue plus every ``*.json`` variant file in ``directory``; :class:`OperatorFileError`
+        names the first bad file with all of its faults."""
+        added = [load_operator_file(path, self) for path in sorted(FilePath(directory).glob("*.json"))]
+        ids: dict[str, FilePath] = {}
+        for path, ruleset in added:
+            if ruleset.id in ids:
+                fault = RulesetFault(("patch", "id"), f"{ruleset.id!r} is also the id in {ids[ruleset.id].name}")
+                raise OperatorFileError(path, [fault])
+            ids[ruleset.id] = path
+        return Catalogue([r for rid in self._versions for r in self.versions(rid)] + [r for _, r in added])
+
+
+class OperatorFileError(RulesetError):
+    """An operator's ruleset file that cannot be loaded: the service must not start with it."""
+
+    def __init__(self, path: FilePath, faults: list[RulesetFault]) -> None:
+        super().__init__(faults)
+        self.path = path
+
+    def __str__(self) -> str:
+        return "\n".join(f"{self.path}: /{'/'.join(map(str, f.path))}: {f.message}" for f in self.faults)
+
+
+def load_operator_file(path: FilePath, catalogue: Catalogue) -> tuple[FilePath, Ruleset]:
+    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue``."""
+    try:
+        document = json.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise OperatorFileError(path, [RulesetFault((), f"not a readable JSON file: {error}")]) from None
+    if not isinstance(document, dict):
+        raise OperatorFileError(path, [RulesetFault((), 'an operator\'s ruleset file is {"base": …, "patch": {…}}')])
+    try:
+        return path, catalogue.resolve(document, must_name=True)
+    except RulesetError as error:
+        raise OperatorFileError(path, error.faults) from None
+
+
+def _builtin_documents() -> Iterator[dict[str, Any]]:
+    root = resources.files(__package__).joinpath("builtin")
+    for folder in sorted(root.iterdir(), key=lambda e: e.name):
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".json"):
+                document: dict[str, Any] = json.loads(entry.read_text("utf-8"))
+                if (document.get("id"), document.get("version")) != (folder.name, entry.name.removesuffix(".json")):
+                    raise RulesetError([RulesetFault((), f"builtin/{folder.name}/{entry.name} holds another ruleset")])
+                yield document
+
+
+@cache
+def builtin_catalogue() -> Catalogue:
+    """Every version of every ruleset shipped in this package, loaded once per process."""
+    return Catalogue([build_ruleset(document) for document in _builtin_documents()])
