@@ -17,7 +17,10 @@ import yaml
 from service.documents import score_document
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = {"score-e1": ("/v1/score", "E1", score_document)}  # marker: (path, example name, operation)
+EXAMPLES = {  # marker: (path, example name, operation)
+    "score-e1": ("/v1/score", "E1", score_document),
+    "score-house-rules": ("/v1/score", "house-rules", score_document),
+}
 
 
 def refresh(text: str) -> str:

@@ -226,9 +226,12 @@ def test_openapi_response_examples_are_what_the_service_answers() -> None:
 
     spec = yaml.safe_load((Path(__file__).resolve().parents[1] / "openapi.yaml").read_text())
     operation = spec["paths"]["/v1/score"]["post"]
-    request = operation["requestBody"]["content"]["application/json"]["examples"]["E1"]["value"]
     response = operation["responses"]["200"]["content"]["application/json"]
-    example = response["examples"]["E1"]["value"]
-    assert example == score_document(request), "run scripts/refresh_openapi_examples.py"
     schemas = {"components": spec["components"], **response["schema"]}
-    jsonschema.validate(example, schemas)
+    for name in ("E1", "house-rules"):
+        request = operation["requestBody"]["content"]["application/json"]["examples"][name]["value"]
+        example = response["examples"][name]["value"]
+        assert example == score_document(request), "run scripts/refresh_openapi_examples.py"
+        jsonschema.validate(example, schemas)
+    # E1 under sập ×2: 3 chi + 3 × (2 − 1) scoop = 6 units, × stake 1000
+    assert [p["amount"] for p in response["examples"]["house-rules"]["value"]["players"]] == [-6000, 6000]
