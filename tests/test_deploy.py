@@ -1,6 +1,8 @@
 """Deployment files, checked offline: hadolint, kubernetes-validate --strict, alert rules, the wheel."""
 
 import copy
+import hashlib
+import json
 import re
 import subprocess
 import sys
@@ -50,18 +52,40 @@ def merge(base: Any, patch: Any) -> Any:
     return copy.deepcopy(patch)
 
 
+def _generated_config_maps(directory: Path, kustomization: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """configMapGenerator: one ConfigMap per entry, its name suffixed with a hash of its data."""
+    made = {}
+    for entry in kustomization.get("configMapGenerator", []):
+        data = {Path(f).name: (directory / f).read_text("utf-8") for f in entry["files"]}
+        suffix = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
+        made[entry["name"]] = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": f"{entry['name']}-{suffix}"},
+            "data": data,
+        }
+    return made
+
+
 def render(directory: Path) -> list[dict[str, Any]]:
-    """What `kustomize build` gives for our base and overlay (resources, namespace, images, patches)."""
+    """What `kustomize build` gives for our base and overlay (resources, generated ConfigMaps with the
+    references to them renamed, namespace, images, patches)."""
     kustomization = load(directory / "kustomization.yaml")
     objects: list[dict[str, Any]] = []
     for resource in kustomization.get("resources", []):
         path = directory / resource
         objects.extend(render(path) if path.is_dir() else [load(path)])
+    generated = _generated_config_maps(directory, kustomization)
+    objects.extend(generated.values())
     for patch_entry in kustomization.get("patches", []):
         patch = load(directory / patch_entry["path"])
         for k, obj in enumerate(objects):
             if (obj["kind"], obj["metadata"]["name"]) == (patch["kind"], patch["metadata"]["name"]):
                 objects[k] = merge(obj, patch)
+    for obj in objects:
+        for volume in obj.get("spec", {}).get("template", {}).get("spec", {}).get("volumes", []):
+            if "configMap" in volume and volume["configMap"]["name"] in generated:
+                volume["configMap"]["name"] = generated[volume["configMap"]["name"]]["metadata"]["name"]
     for image in kustomization.get("images", []):
         for obj in objects:
             for container in obj.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
@@ -99,7 +123,8 @@ def test_the_wheel_carries_the_package_data(tmp_path: Path) -> None:
         "service/data/field-second.npz",
         "service/data/field-lowest.npz",
         "service/rulesets/schema.json",
-        "service/rulesets/maubinh-chi-at.json",
+        "service/rulesets/builtin/maubinh-chi-at/1.json",
+        "service/rulesets/builtin/maubinh-chi-at/2.json",
         "service/gunicorn_config.py",
     ):
         assert expected in names
@@ -119,6 +144,7 @@ def test_every_rendered_object_passes_kubernetes_validate_strict(overlay: Path) 
             continue  # no schema for the CRD: checked structurally below
         kubernetes_validate.validate(obj, version, strict=True)
     assert sorted(kinds) == [
+        *(["ConfigMap"] if overlay == PRODUCTION else []),
         "Deployment",
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
@@ -170,6 +196,29 @@ def test_production_overlay_applies() -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"  # the patch merged, not replaced
     hpa = next(o for o in objects if o["kind"] == "HorizontalPodAutoscaler")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 30)
+
+
+def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path) -> None:
+    """The overlay's ConfigMap holds the example variant, mounted where MAUBINH_RULESETS_DIR points;
+    every file in it passes `maubinh rulesets check`, as an operator's CI would run it."""
+    objects = render(PRODUCTION)
+    config_map = next(o for o in objects if o["kind"] == "ConfigMap")
+    container = _deployment(objects)["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "rulesets")
+    assert env["MAUBINH_RULESETS_DIR"] == mount["mountPath"] and mount["readOnly"]
+    volume = next(v for v in _deployment(objects)["spec"]["template"]["spec"]["volumes"] if v["name"] == "rulesets")
+    assert volume["configMap"]["name"] == config_map["metadata"]["name"]
+    for name, text in config_map["data"].items():
+        (tmp_path / name).write_text(text, "utf-8")
+    checked = subprocess.run(
+        [str(Path(sys.executable).with_name("maubinh")), "rulesets", "check", *sorted(map(str, tmp_path.iterdir()))],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert "ok club-hanoi sha256:" in checked.stdout
 
 
 def test_hpa_pdb_and_service_monitor() -> None:

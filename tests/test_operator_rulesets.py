@@ -1,0 +1,164 @@
+"""Operators' rulesets (MAUBINH_RULESETS_DIR), `maubinh rulesets check`, and ruleset caching headers."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from helpers import room, seat
+from server import call, free_port, start
+
+from service.api import create_app
+from service.rulesets.catalogue import OperatorFileError
+
+MAUBINH = str(Path(sys.executable).with_name("maubinh"))
+EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
+E1 = room(
+    "club-hanoi",
+    seat("P", "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"),
+    seat("Q", "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"),
+)
+GOOD = {"base": "maubinh-2020@2", "patch": {"id": "club-hanoi", "title": "CLB", "scoop": {"multiplier": 2}}}
+
+
+def folder(tmp_path: Path, **files: Any) -> Path:
+    for name, document in files.items():
+        text = document if isinstance(document, str) else json.dumps(document)
+        (tmp_path / f"{name}.json").write_text(text, "utf-8")
+    return tmp_path
+
+
+def test_an_operator_ruleset_is_listed_served_and_scores_by_id(tmp_path: Path) -> None:
+    client = create_app({"log_requests": False, "rulesets_dir": str(folder(tmp_path, club=GOOD))}).test_client()
+    listed = {r["id"]: r for r in client.get("/v1/rulesets").get_json()["rulesets"]}
+    assert listed["club-hanoi"]["base"]["id"] == "maubinh-2020"
+    assert listed["club-hanoi"]["versions"] == ["2"]
+    served = client.get("/v1/rulesets/club-hanoi").get_json()
+    assert served["scoop"] == {"multiplier": 2, "basis": "total", "sweep_multiplier": 1}
+    assert served["version"] == "2" and served["base"]["version"] == "2"
+    scored = client.post("/v1/score", json=E1).get_json()
+    assert scored["ruleset"]["id"] == "club-hanoi" and scored["ruleset"]["digest"] == served["digest"]
+    assert [p["units"] for p in scored["players"]] == [-6, 6]  # 3 chi + 3 × (2 − 1)
+    pinned = client.post("/v1/score", json={**E1, "ruleset": "club-hanoi@2"}).get_json()
+    assert pinned["ruleset"]["digest"] == served["digest"]
+    # a request may patch an operator's ruleset in turn
+    patched = client.post(
+        "/v1/score", json={**E1, "ruleset": {"base": "club-hanoi", "patch": {"scoop": {"multiplier": 4}}}}
+    )
+    assert patched.get_json()["ruleset"]["id"] == "club-hanoi~custom"
+    assert [p["units"] for p in patched.get_json()["players"]] == [-12, 12]
+
+
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        ({"base": "maubinh-2020", "patch": {"scoop": {"multiplier": 2}}}, "/patch/id: an operator's ruleset must set"),
+        ({"base": "maubinh-2020", "patch": {"id": "maubinh-bao"}}, "/patch/id: 'maubinh-bao' names a ruleset"),
+        ({"base": "maubinh-1999", "patch": {"id": "x"}}, "/base: unknown ruleset"),
+        (
+            {"base": "maubinh-2020", "patch": {"id": "x", "scoop": {"multiplier": 0}}},
+            "/patch/scoop/multiplier: scoop.multiplier",
+        ),
+        ("{not json", ": not a readable JSON file"),
+        ([1, 2], 'is {"base": …, "patch": {…}}'),
+    ],
+)
+def test_a_bad_operator_file_stops_the_app_naming_file_pointer_and_fault(
+    tmp_path: Path, document: Any, says: str
+) -> None:
+    directory = folder(tmp_path, good=GOOD, zbad=document)
+    with pytest.raises(OperatorFileError) as refused:
+        create_app({"log_requests": False, "rulesets_dir": str(directory)})
+    assert str(refused.value).startswith(str(directory / "zbad.json"))
+    assert says in str(refused.value)
+
+
+def test_two_files_may_not_claim_one_id(tmp_path: Path) -> None:
+    with pytest.raises(OperatorFileError, match=r"also the id in a\.json"):
+        create_app({"log_requests": False, "rulesets_dir": str(folder(tmp_path, a=GOOD, b=GOOD))})
+
+
+def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: Path) -> None:
+    folder(tmp_path, good=GOOD, bad={"base": "maubinh-2020", "patch": {"id": "y", "sap_lang": 1}})
+    ok = subprocess.run(
+        [MAUBINH, "rulesets", "check", str(tmp_path / "good.json")], capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0 and ok.stdout.startswith(f"{tmp_path / 'good.json'}: ok club-hanoi sha256:")
+    both = subprocess.run(
+        [MAUBINH, "rulesets", "check", str(tmp_path / "good.json"), str(tmp_path / "bad.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert both.returncode == 1
+    assert "ok club-hanoi" in both.stdout
+    assert f"{tmp_path / 'bad.json'}: /patch/sap_lang: 'sap_lang' is not a ruleset field" in both.stderr
+
+
+def test_the_cli_scores_under_the_operator_s_rulesets_too(tmp_path: Path) -> None:
+    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))}
+    scored = subprocess.run(
+        [MAUBINH, "score", "-"], input=json.dumps(E1), capture_output=True, text=True, env=env, check=False
+    )
+    assert scored.returncode == 0, scored.stdout
+    assert json.loads(scored.stdout)["ruleset"]["id"] == "club-hanoi"
+    listed = subprocess.run([MAUBINH, "rulesets", "club-hanoi@2"], capture_output=True, text=True, env=env, check=False)
+    assert json.loads(listed.stdout)["id"] == "club-hanoi"
+
+
+def test_the_shipped_example_checks_clean() -> None:
+    checked = subprocess.run(
+        [MAUBINH, "rulesets", "check", *map(str, sorted(EXAMPLE.glob("*.json")))],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_serve_with_a_bad_file_exits_non_zero_naming_it(tmp_path: Path) -> None:
+    directory = folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
+    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(directory), "MAUBINH_LOG_REQUESTS": "off"}
+    started = subprocess.run(
+        [MAUBINH, "serve", "--port", str(free_port())], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert started.returncode != 0
+    assert f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of" in started.stderr
+
+
+def test_serve_with_a_good_folder_serves_and_scores_it(tmp_path: Path) -> None:
+    base, process = start({"MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))})
+    try:
+        status, body = call(base, "/v1/score", E1)
+        assert status == 200 and json.loads(body)["ruleset"]["id"] == "club-hanoi"
+        assert call(base, "/readyz")[0] == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0
+
+
+def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: FlaskClient) -> None:
+    first = client.get("/v1/rulesets/maubinh-2020@1")
+    digest = first.get_json()["digest"]
+    assert first.headers["ETag"] == f'"{digest}"'
+    assert "immutable" in first.headers["Cache-Control"]
+    again = client.get("/v1/rulesets/maubinh-2020@1", headers={"If-None-Match": f'"{digest}"'})
+    assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == f'"{digest}"'
+    latest = client.get("/v1/rulesets/maubinh-2020", headers={"If-None-Match": f'"{digest}"'})
+    assert latest.status_code == 200 and latest.headers["Cache-Control"] == "no-cache"
+    assert latest.get_json()["version"] == "2"
+    assert client.get("/v1/rulesets/maubinh-2020@7").status_code == 404
+
+
+def test_the_listing_names_every_selectable_version(client: FlaskClient) -> None:
+    listed = client.get("/v1/rulesets").get_json()["rulesets"]
+    assert {(r["id"], r["version"], tuple(r["versions"])) for r in listed} == {
+        (rid, "2", ("1", "2")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
+    }
