@@ -121,6 +121,35 @@ def test_e1_step_through_totals_hand_names_and_ledger(page: Page) -> None:
     shoot(page, "e1")
 
 
+def test_a_house_rule_variant_shows_its_base_patch_and_every_changed_value(page: Page) -> None:
+    """E1 under sập ×2, a fixed 6 for lủng and a relabelled front: the variant panel, the new label on
+    the hands, and the scoop line naming the resolved field (3 × (2 − 1) = 3, so P −6000)."""
+    patch = {
+        "scoop": {"multiplier": 2},
+        "fouls": {"foul_is_scoop": False, "fixed_units": 6},
+        "labels": {"front": "Chi cuối"},
+    }
+    room = {**CASES["worked-example/E1"]["request"], "ruleset": {"base": "maubinh-2020@2", "patch": patch}}
+    paste_and_score(page, room)
+    panel = page.locator("#variant")
+    expect(panel).to_be_visible()
+    expect(page.locator("#variant-base")).to_contain_text("maubinh-2020~custom, a variant of maubinh-2020 version 2")
+    expect(panel.locator("tr[data-field='scoop.multiplier'] td")).to_have_text(["3", "2"])
+    expect(panel.locator("tr[data-field='fouls.fixed_units'] td")).to_have_text(["—", "6"])
+    expect(panel.locator("tr[data-field='labels.front'] td")).to_have_text(['"Chi 3"', '"Chi cuối"'])
+    expect(page.locator("#variant-patch")).to_contain_text('"fixed_units": 6')
+    expect(page.get_by_label("Player P").locator("[data-position=front]")).to_contain_text("Chi cuối")
+    expect(page.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("scoop.multiplier")
+    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("-6000")
+    shoot(page, "variant")
+
+
+def test_a_plain_room_has_no_variant_panel(page: Page) -> None:
+    paste_and_score(page, CASES["worked-example/E1"]["request"])
+    expect(page.locator("#result")).to_be_visible()
+    expect(page.locator("#variant")).to_be_hidden()
+
+
 def test_four_player_chi_at_room_shows_the_ace_line(page: Page) -> None:
     room = CASES["maubinh-chi-at/n4/aces-2200"]["request"]
     paste_and_score(page, room)

@@ -74,11 +74,36 @@ async function api(path, body) {
   return { status: response.status, json };
 }
 
-async function loadLabels(rulesetId) {
+// Position labels: a ruleset's document's, with a variant's own label changes on top.
+async function loadLabels(reference, overrides) {
   state.labels = null;
-  if (typeof rulesetId !== "string" || !/^[a-z0-9-]{1,64}$/.test(rulesetId)) return;
-  const { status, json } = await api(`/v1/rulesets/${rulesetId}`);
-  if (status === 200 && json) state.labels = json.labels;
+  if (typeof reference !== "string" || !/^[a-z0-9-]{1,64}(@[0-9]{1,6})?$/.test(reference)) return;
+  const { status, json } = await api(`/v1/rulesets/${encodeURIComponent(reference)}`);
+  if (status !== 200 || !json) return;
+  const labels = { ...json.labels };
+  for (const [position, label] of Object.entries(overrides || {})) {
+    if (typeof label === "string" && position in labels) labels[position] = label;
+  }
+  state.labels = labels;
+}
+
+// The exact rules a result names: its id@version (pinned, so cacheable), or a variant's base and changes.
+function labelsOfResult(ruleset) {
+  const named = ruleset.base || ruleset;
+  const overrides = {};
+  for (const change of ruleset.changes || []) {
+    if (change.field.startsWith("labels.")) overrides[change.field.slice(7)] = change.value;
+  }
+  return loadLabels(`${named.id}@${named.version}`, overrides);
+}
+
+// What a refused request named: an id, or a variant's base with the labels its patch sets.
+function labelsOfRequest(ruleset) {
+  if (ruleset && typeof ruleset === "object") {
+    const patch = ruleset.patch && typeof ruleset.patch === "object" ? ruleset.patch : {};
+    return loadLabels(ruleset.base, patch.labels);
+  }
+  return loadLabels(ruleset, null);
 }
 
 // ---- Scoring -------------------------------------------------------------------------------
@@ -96,10 +121,12 @@ async function score() {
   const body = JSON.stringify(request);
   $("score").disabled = true;
   try {
-    const [{ status, json }] = await Promise.all([api("/v1/score", body), loadLabels(request && request.ruleset)]);
+    const { status, json } = await api("/v1/score", body);
     if (status === 200 && json) {
+      await labelsOfResult(json.ruleset);
       showResult(json);
     } else {
+      await labelsOfRequest(request && request.ruleset);
       showProblem(json || { detail: `The service answered ${status}.` }, request);
     }
   } catch (error) {
@@ -197,11 +224,30 @@ function showResult(result) {
   const r = result.ruleset;
   $("result-meta").textContent = `Ruleset ${r.id} (version ${r.version}, ${r.digest.slice(0, 19)}…) · stake ${result.stake} per unit` +
     (result.round_id ? ` · round ${result.round_id}` : "");
+  renderVariant(result.ruleset, state.request && state.request.ruleset);
   renderPlayers(result);
   renderStep();
   renderSummary(result);
   renderLedger(result);
   $("result-heading").focus();
+}
+
+function shown(value) {
+  return value === null || value === undefined ? "—" : JSON.stringify(value);
+}
+
+function renderVariant(ruleset, sent) {
+  const panel = $("variant");
+  panel.hidden = !ruleset.base;
+  if (!ruleset.base) return;
+  const base = ruleset.base;
+  $("variant-base").textContent = `Played under ${ruleset.id}, a variant of ${base.id} version ${base.version} ` +
+    `(${base.digest.slice(0, 19)}…). ${ruleset.changes.length} value${ruleset.changes.length === 1 ? "" : "s"} changed; ` +
+    "each ledger line below names the field it applied, as resolved.";
+  const rows = ruleset.changes.map((change) => el("tr", { "data-field": change.field },
+    el("th", { scope: "row", text: change.field }), el("td", { text: shown(change.base) }), el("td", { text: shown(change.value) })));
+  $("variant-changes").tBodies[0].replaceChildren(...rows);
+  $("variant-patch").textContent = sent && typeof sent === "object" ? JSON.stringify(sent.patch, null, 2) : "";
 }
 
 function renderPlayers(result) {
