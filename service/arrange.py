@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from service.cards import CARD_TEXT, Card
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
-from service.patterns import Split, arrangement_patterns, card_patterns
+from service.patterns import ON_CHI, Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
 from service.serialize import hands_json, pattern_json, ruleset_block
 
@@ -272,19 +272,19 @@ def _pattern_holders(
 ) -> dict[str, Suggestion | None]:
     """For each arrangement pattern (maubinh-bao's BÁO on a chi), the best legal split holding it.
 
-    These are patterns.arrangement_patterns over every split at once; tests/test_arrange.py
-    checks the two against each other by brute force over all splits."""
+    The masks read the same definition as patterns.arrangement_patterns (ON_CHI), over every split
+    at once; tests/test_arrange.py checks the two against each other by brute force."""
     if not patterns:
         return {}
     back, middle, front = splits()
-    on_back = subsets.five[back[legal]] // CATEGORY_UNIT
-    on_middle = subsets.five[middle[legal]] // CATEGORY_UNIT
-    on_front = subsets.three[front[legal]] // CATEGORY_UNIT
-    masks = {
-        "four_of_a_kind": (on_back == Category.FOUR_OF_A_KIND) | (on_middle == Category.FOUR_OF_A_KIND),
-        "full_house_middle": on_middle == Category.FULL_HOUSE,
-        "trips_front": on_front == Category.THREE_OF_A_KIND,
-        "straight_flush": (on_back == Category.STRAIGHT_FLUSH) | (on_middle == Category.STRAIGHT_FLUSH),
+    categories = {
+        "back": subsets.five[back[legal]] // CATEGORY_UNIT,
+        "middle": subsets.five[middle[legal]] // CATEGORY_UNIT,
+        "front": subsets.three[front[legal]] // CATEGORY_UNIT,
+    }
+    masks: dict[str, Any] = {
+        pattern: np.logical_or.reduce([categories[p] == rule.category for p in rule.positions])
+        for pattern, rule in ON_CHI.items()
     }
     holders: dict[str, Suggestion | None] = {}
     for pattern in sorted(patterns):

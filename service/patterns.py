@@ -8,6 +8,7 @@ single number (the sum of ``5 ** rank``), and every sum of one 3-card and two
 
 from __future__ import annotations
 
+import enum
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,31 +16,59 @@ from dataclasses import dataclass
 from service.cards import DECK, RED_SUITS, Card
 from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
 
-CARD_PATTERNS = (
-    "dragon_flush",
-    "dragon",
-    "thirteen_same_color",
-    "twelve_same_color",
-    "five_pairs_triple",
-    "six_pairs",
-    "three_flushes",
-    "three_straights",
-)
-ARRANGEMENT_PATTERNS = ("four_of_a_kind", "full_house_middle", "trips_front", "straight_flush")
+
+class Pattern(enum.StrEnum):
+    """Every instant-win pattern (§4), listed once: the rulesets' schema, openapi.yaml, the scalar
+    checks and the advisor's masks are all tested against this enumeration."""
+
+    DRAGON_FLUSH = "dragon_flush"
+    DRAGON = "dragon"
+    THIRTEEN_SAME_COLOR = "thirteen_same_color"
+    TWELVE_SAME_COLOR = "twelve_same_color"
+    FIVE_PAIRS_TRIPLE = "five_pairs_triple"
+    SIX_PAIRS = "six_pairs"
+    THREE_FLUSHES = "three_flushes"
+    THREE_STRAIGHTS = "three_straights"
+    FOUR_OF_A_KIND = "four_of_a_kind"
+    FULL_HOUSE_MIDDLE = "full_house_middle"
+    TRIPS_FRONT = "trips_front"
+    STRAIGHT_FLUSH = "straight_flush"
+
+
+@dataclass(frozen=True)
+class OnChi:
+    """An arrangement pattern: a hand of ``category`` at one of ``positions`` of a non-fouled arrangement."""
+
+    category: Category
+    positions: tuple[Position, ...]
+
+
+ON_CHI: Mapping[Pattern, OnChi] = {
+    Pattern.FOUR_OF_A_KIND: OnChi(Category.FOUR_OF_A_KIND, ("back", "middle")),
+    Pattern.FULL_HOUSE_MIDDLE: OnChi(Category.FULL_HOUSE, ("middle",)),
+    Pattern.TRIPS_FRONT: OnChi(Category.THREE_OF_A_KIND, ("front",)),
+    Pattern.STRAIGHT_FLUSH: OnChi(Category.STRAIGHT_FLUSH, ("back", "middle")),
+}
+"""The one definition of the arrangement patterns, read by :func:`arrangement_patterns` for one
+arrangement and by the advisor for every split at once."""
+
+ARRANGEMENT_PATTERNS = tuple(p for p in Pattern if p in ON_CHI)
+CARD_PATTERNS = tuple(p for p in Pattern if p not in ON_CHI)
+"""The patterns that depend only on the 13 cards, found by :func:`card_patterns`."""
 
 PATTERN_NAMES: Mapping[str, tuple[str, str]] = {
-    "dragon_flush": ("Dragon flush", "Rồng cuốn"),
-    "dragon": ("Dragon", "Sảnh rồng"),
-    "thirteen_same_color": ("Thirteen of one colour", "Đồng hoa (13 đen / 13 đỏ)"),
-    "twelve_same_color": ("Twelve of one colour", "12 đen / 12 đỏ"),
-    "five_pairs_triple": ("Five pairs and trips", "Năm đôi một sám"),
-    "six_pairs": ("Six pairs", "Lục phé bôn"),
-    "three_flushes": ("Three flushes", "Ba thùng"),
-    "three_straights": ("Three straights", "Ba sảnh"),
-    "four_of_a_kind": ("Four of a kind", "Tứ quý"),
-    "full_house_middle": ("Full house in the middle", "Cù lũ chi giữa"),
-    "trips_front": ("Trips in the front", "Sám chi đầu"),
-    "straight_flush": ("Straight flush", "Thùng phá sảnh"),
+    Pattern.DRAGON_FLUSH: ("Dragon flush", "Rồng cuốn"),
+    Pattern.DRAGON: ("Dragon", "Sảnh rồng"),
+    Pattern.THIRTEEN_SAME_COLOR: ("Thirteen of one colour", "Đồng hoa (13 đen / 13 đỏ)"),
+    Pattern.TWELVE_SAME_COLOR: ("Twelve of one colour", "12 đen / 12 đỏ"),
+    Pattern.FIVE_PAIRS_TRIPLE: ("Five pairs and trips", "Năm đôi một sám"),
+    Pattern.SIX_PAIRS: ("Six pairs", "Lục phé bôn"),
+    Pattern.THREE_FLUSHES: ("Three flushes", "Ba thùng"),
+    Pattern.THREE_STRAIGHTS: ("Three straights", "Ba sảnh"),
+    Pattern.FOUR_OF_A_KIND: ("Four of a kind", "Tứ quý"),
+    Pattern.FULL_HOUSE_MIDDLE: ("Full house in the middle", "Cù lũ chi giữa"),
+    Pattern.TRIPS_FRONT: ("Trips in the front", "Sám chi đầu"),
+    Pattern.STRAIGHT_FLUSH: ("Straight flush", "Thùng phá sảnh"),
 }
 
 _THREE_CARD_STRAIGHTS = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  # A-2-3 … Q-K-A
@@ -168,15 +197,9 @@ def card_patterns(
 
 
 def arrangement_patterns(hands: Mapping[Position, HandValue]) -> list[str]:
-    """Patterns of a non-fouled arrangement (``maubinh-bao``'s BÁO on one chi)."""
-    found = []
-    strong = (hands["back"].category, hands["middle"].category)
-    if Category.FOUR_OF_A_KIND in strong:
-        found.append("four_of_a_kind")
-    if hands["middle"].category == Category.FULL_HOUSE:
-        found.append("full_house_middle")
-    if hands["front"].category == Category.THREE_OF_A_KIND:
-        found.append("trips_front")
-    if Category.STRAIGHT_FLUSH in strong:
-        found.append("straight_flush")
-    return found
+    """Patterns of a non-fouled arrangement (``maubinh-bao``'s BÁO on one chi), by :data:`ON_CHI`."""
+    return [
+        pattern
+        for pattern, rule in ON_CHI.items()
+        if any(hands[position].category == rule.category for position in rule.positions)
+    ]
