@@ -17,28 +17,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from service.api.config import Settings
-from service.documents import OPERATIONS, BadDocument, Operation, loads
+from service.documents import OPERATIONS, answer
 from service.rulesets.catalogue import Catalogue, OperatorFileError, builtin_catalogue, load_operator_file
-from service.scoring import RoomRejected
-from service.serialize import dumps, problem_json, rejected_json, ruleset_json
+from service.serialize import dumps, problem_json, ruleset_json
 
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
-
-
-def answer(operation: Operation, body: bytes, catalogue: Catalogue | None = None) -> tuple[int, dict[str, Any]]:
-    """(HTTP-like status, body) for one request document."""
-    try:
-        raw = loads(body)
-    except BadDocument as error:
-        return 400, problem_json(400, "Bad JSON", str(error))
-    try:
-        return 200, operation(raw, catalogue)
-    except RoomRejected as rejected:
-        return 422, rejected_json(rejected.faults)
 
 
 def _open(path: str) -> BinaryIO:

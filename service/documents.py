@@ -1,7 +1,7 @@
 """One place that turns a JSON document into a JSON answer, for the CLI and the API.
 
 Each operation takes the parsed request and returns the response body, or raises
-:class:`~service.scoring.RoomRejected` (422). Parsing itself is strict: no
+:class:`~service.contract.RoomRejected` (422). Parsing itself is strict: no
 ``NaN``/``Infinity``, no duplicate keys, no runaway nesting.
 """
 
@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import Any
 
 from service.arrange import arrange_json
+from service.contract import Fault, RoomRejected
 from service.hands import POSITIONS
-from service.requests import load_arrange_request, load_arrangement, load_room
 from service.rulesets.catalogue import Catalogue
-from service.scoring import Fault, Result, RoomRejected, arrangement_foul, qualifying_patterns, score
-from service.serialize import hands_json, pattern_json, result_json, ruleset_block
+from service.scoring import Result, arrangement_foul, qualifying_patterns, score
+from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
+from service.validation import load_arrange_request, load_arrangement, load_room
 
 MAX_EXACT_AMOUNT = 2**53 - 1
 """The largest integer every JSON client reads exactly: no amount in an answer may pass it."""
@@ -110,3 +111,23 @@ OPERATIONS: dict[str, Operation] = {
     "evaluate": evaluate_document,
     "arrange": arrange_document,
 }
+
+
+def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
+    """The status and problem document for an error of a request's own making, the same for the
+    CLI and the HTTP API: 400 for a body that is not JSON, 422 for one that breaks the contract."""
+    if isinstance(error, BadDocument):
+        return 400, problem_json(400, "Bad JSON", str(error))
+    if isinstance(error, RoomRejected):
+        return 422, rejected_json(error.faults)
+    return None
+
+
+def answer(operation: Operation, body: bytes, catalogue: Catalogue | None = None) -> tuple[int, dict[str, Any]]:
+    """(HTTP-like status, body) for one request document: the CLI's whole request path."""
+    try:
+        return 200, operation(loads(body), catalogue)
+    except (BadDocument, RoomRejected) as error:
+        problem = problem_for(error)
+        assert problem is not None
+        return problem

@@ -14,68 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from service.cards import ACE, Card
+from service.contract import Fault, PlayerEntry, Room, RoomRejected, Status
 from service.hands import POSITIONS, HandValue, Position
 from service.patterns import CardStats, Split, arrangement_patterns, card_patterns, card_stats
 from service.rulesets import Ruleset
 
-Status = Literal["arranged", "timed_out", "left"]
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
 STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""
-
-    pointer: str
-    message: str
-    code: str = "invalid"
-
-
-SEMANTIC_FAULTS = frozenset(
-    {
-        "duplicate_card",
-        "duplicate_player_id",
-        "missing_hand",
-        "both_forms",
-        "no_cards",
-        "declare_not_allowed",
-        "false_declaration",
-        "player_count",
-        "unknown_ruleset",
-        "invalid_ruleset",
-        "ruleset_digest_mismatch",
-        "amount_out_of_range",
-    }
-)
-"""Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""
-
-
-class RoomRejected(ValueError):
-    """The request breaks the contract or the rules (HTTP 422)."""
-
-    def __init__(self, faults: list[Fault]) -> None:
-        super().__init__("; ".join(f"{f.pointer}: {f.message}" for f in faults))
-        self.faults = faults
-
-
-@dataclass(frozen=True)
-class PlayerEntry:
-    """One player as the request gave them; ``arrangement`` is None for bare ``cards``."""
-
-    id: str
-    cards: tuple[Card, ...]
-    arrangement: Mapping[Position, tuple[Card, ...]] | None = None
-    status: Status = "arranged"
-    declare: bool = False
-
-
-@dataclass(frozen=True)
-class Room:
-    ruleset: Ruleset
-    players: tuple[PlayerEntry, ...]
-    stake: int = 1
-    round_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ from typing import Any
 import orjson
 
 from service.cards import CARD_TEXT, format_cards
+from service.contract import Fault
 from service.hands import POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
 from service.rulesets import Ruleset
-from service.scoring import Fault, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
+from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
 
 PROBLEM_BASE = "https://maubinh.dev/problems/"
 

@@ -15,10 +15,10 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.cards import Card, CardError, parse_card
+from service.contract import Fault, PlayerEntry, Room, RoomRejected
 from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
-from service.scoring import Fault, PlayerEntry, Room, RoomRejected
 
 MAX_STAKE = 10**12
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

@@ -109,12 +109,12 @@ def test_body_limit_is_configurable() -> None:
 
 
 def test_a_crash_is_a_generic_500_that_leaks_nothing(app, client: FlaskClient, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import service.documents
+    import service.api.views
 
-    def explode(raw: object) -> dict[str, object]:
+    def explode(raw: object, catalogue: object) -> dict[str, object]:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setitem(service.documents.OPERATIONS, "score", explode)
+    monkeypatch.setattr(service.api.views, "score_document", explode)
     crashing = create_app({"log_requests": False}).test_client()
     response = crashing.post("/v1/score", json=E1, headers={"X-Request-ID": "trace-42"})
     assert response.status_code == 500 and response.content_type == PROBLEM

@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from service.arrange import evaluate_subsets, expected_units, legal_splits, lexicographic, split_cards
 from service.cards import parse_card, parse_cards
+from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
 from service.hands import POSITIONS, hand_table
 from service.rulesets import all_rulesets, get_ruleset
-from service.scoring import RoomRejected, qualifying_patterns
+from service.scoring import qualifying_patterns
 
 RULESETS = sorted(all_rulesets())
 E1_P = ["AS", "AD", "7C", "7D", "2H", "KS", "KH", "9H", "5D", "3S", "QH", "JD", "4C"]

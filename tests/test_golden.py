@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from helpers import golden_cases, step_totals
 
+from service.contract import RoomRejected
 from service.documents import score_document
-from service.scoring import RoomRejected
 
 CASES = golden_cases("public.jsonl")
 HOUSE = golden_cases("house-public.jsonl")

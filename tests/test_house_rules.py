@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from helpers import lines, room, scored, seat, step_totals, units, with_aces
 
+from service.contract import RoomRejected
 from service.documents import score_document
-from service.scoring import RoomRejected
 
 Q = "9S 9D 9C 9H 4D | 8S 8H 8C 6C 6D | AH 3D 2C"
 P = "AS AD 7C 7D 2H | KS KH 5H 5D 3S | QH JD 4C"

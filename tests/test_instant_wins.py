@@ -162,7 +162,7 @@ def test_declared_but_fouled_keeps_13_card_patterns() -> None:
 
 
 def test_declared_arrangement_pattern_in_a_fouled_arrangement_is_a_false_declaration() -> None:
-    from service.scoring import RoomRejected
+    from service.contract import RoomRejected
 
     fouled_quads = "AS AC 3H 4H 6S | 9S 9H 9D 9C 2H | TS TC 8S"
     opponent = _opponent_for(fouled_quads.replace("|", " ").split())

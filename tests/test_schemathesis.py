@@ -15,7 +15,7 @@ import schemathesis
 from schemathesis.config import SchemathesisConfig
 
 from service.api import create_app
-from service.scoring import SEMANTIC_FAULTS
+from service.contract import SEMANTIC_FAULTS
 
 CONFIG = SchemathesisConfig.from_dict(
     {

@@ -11,8 +11,8 @@ import pytest
 from helpers import golden_cases
 from server import call, start
 
+from service.contract import RoomRejected
 from service.documents import score_document
-from service.scoring import RoomRejected
 from service.serialize import dumps
 
 

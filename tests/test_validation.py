@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from helpers import room, seat
 
+from service.contract import Fault, RoomRejected
 from service.documents import BadDocument, loads, score_document
-from service.scoring import Fault, RoomRejected
 from service.serialize import rejected_json
 
 P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"

@@ -11,10 +11,10 @@ from helpers import DECK_TEXT, golden_cases, room, seat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
 from service.rulesets import get_ruleset
 from service.rulesets.catalogue import VARIANT_CACHE_SIZE, Catalogue, builtin_catalogue, merge_patch
-from service.scoring import RoomRejected
 from service.serialize import dumps
 
 ROOMS = [c["request"] for c in golden_cases() if "error" not in c["expect"]]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, g
+from flask import Flask, Response, current_app, g
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from service.api.logs import logger
-from service.documents import BadDocument
-from service.scoring import RoomRejected
-from service.serialize import dumps, problem_json, rejected_json
+from service.contract import RoomRejected
+from service.documents import BadDocument, problem_for
+from service.serialize import dumps, problem_json
 
 PROBLEM = "application/problem+json"
 
@@ -37,7 +37,7 @@ def _http_problem(error: HTTPException) -> Response:
     status = error.code or 500
     detail = {
         404: "No such resource here; see GET /openapi.yaml for what this service offers.",
-        413: f"The body is over the limit of {g.get('max_body_bytes', 0)} bytes.",
+        413: f"The body is over the limit of {current_app.config['MAX_CONTENT_LENGTH']} bytes.",
         415: "Send the body as JSON, with Content-Type: application/json.",
         401: "This service needs an API key: send Authorization: Bearer <key>.",
     }.get(status, error.description or "")
@@ -60,12 +60,11 @@ def register(app: Flask) -> None:
         return _http_problem(error)
 
     @app.errorhandler(BadDocument)
-    def bad_document(error: BadDocument) -> Response:
-        return problem_response(400, problem_json(400, "Bad JSON", str(error)))
-
     @app.errorhandler(RoomRejected)
-    def rejected(error: RoomRejected) -> Response:
-        return problem_response(422, rejected_json(error.faults))
+    def request_problem(error: Exception) -> Response:
+        problem = problem_for(error)
+        assert problem is not None
+        return problem_response(*problem)
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Response:

@@ -9,6 +9,8 @@ import sys
 import time
 import uuid
 
+from flask import Flask, Response, g, request
+
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
 
@@ -42,3 +44,30 @@ def request_id(offered: str | None) -> str:
     if offered and REQUEST_ID.match(offered):
         return offered
     return uuid.uuid4().hex
+
+
+def register(app: Flask, level: str, log_requests: bool) -> None:
+    """Every request gets an id and a start time (read by the metrics too), every answer its
+    ``X-Request-ID``, and, when ``log_requests``, one JSON line."""
+    log = logger(level)
+
+    @app.before_request
+    def identify() -> None:
+        g.started = time.perf_counter()
+        g.request_id = request_id(request.headers.get("X-Request-ID"))
+
+    @app.after_request
+    def tag_and_log(response: Response) -> Response:
+        response.headers["X-Request-ID"] = g.get("request_id", "")
+        if log_requests:
+            fields = {
+                "request_id": g.get("request_id"),
+                "method": request.method,
+                "route": request.url_rule.rule if request.url_rule else "unmatched",
+                "path": request.path[:256],
+                "status": response.status_code,
+                "duration_ms": round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 3),
+                "bytes": response.calculate_content_length(),
+            }
+            log.info("request", extra={"fields": fields})
+        return response

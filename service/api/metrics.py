@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 from importlib import metadata
+from typing import Any
 
+from flask import Flask, Response, g, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -56,3 +59,33 @@ def exposition() -> tuple[bytes, str]:
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST
+
+
+def register(app: Flask) -> None:
+    """Count and time every answer by route, and every scored room by ruleset and size."""
+    start()
+
+    @app.after_request
+    def observe(response: Response) -> Response:
+        elapsed = time.perf_counter() - g.get("started", time.perf_counter())
+        route = request.url_rule.rule if request.url_rule else "unmatched"
+        status = str(response.status_code)
+        REQUESTS.labels(route, request.method, status).inc()
+        LATENCY.labels(route, request.method, status).observe(elapsed)
+        outcome = g.get("outcome")
+        if route == "/v1/score" and outcome is not None:
+            count_room(outcome)
+        elif response.status_code == 422:
+            REJECTED.labels(route).inc()
+        return response
+
+
+def count_room(result: dict[str, Any]) -> None:
+    ruleset = result["ruleset"]["id"]
+    ROOMS.labels(ruleset, str(len(result["players"]))).inc()
+    fouls = sum(1 for p in result["players"] if p["fouled"])
+    if fouls:
+        FOULS.labels(ruleset).inc(fouls)
+    for player in result["players"]:
+        if player["instant_win"]:
+            INSTANT_WINS.labels(ruleset, player["instant_win"]["pattern"]).inc()

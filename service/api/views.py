@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
 from flask import Blueprint, Response, current_app, g, request
-from werkzeug.exceptions import NotFound, RequestEntityTooLarge, UnsupportedMediaType
+from werkzeug.exceptions import NotFound, UnsupportedMediaType
 
 from service.api import metrics
-from service.documents import OPERATIONS, loads
+from service.documents import Operation, arrange_document, evaluate_document, loads, score_document
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
 
@@ -22,10 +21,8 @@ def _ok(body: object) -> Response:
 
 
 def _json_body() -> Any:
-    """The request's JSON document: 413 over the limit, 415 if not JSON, 400 if not parseable."""
-    limit = current_app.config["SETTINGS"].max_body_bytes
-    if request.content_length is not None and request.content_length > limit:
-        raise RequestEntityTooLarge
+    """The request's JSON document: 415 if not JSON, 400 if not parseable; reading a body over
+    MAX_CONTENT_LENGTH (the one body limit, set by create_app) is Flask's 413."""
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
@@ -37,18 +34,25 @@ def _catalogue() -> Catalogue:
     return found
 
 
-def _operation(name: str) -> Callable[[], Response]:
-    def view() -> Response:
-        body = OPERATIONS[name](_json_body(), _catalogue())
-        g.outcome = body
-        return _ok(body)
-
-    view.__name__ = name
-    return view
+def _answer(operation: Operation) -> Response:
+    body = operation(_json_body(), _catalogue())
+    g.outcome = body
+    return _ok(body)
 
 
-for _name in sorted(OPERATIONS):
-    api.add_url_rule(f"/v1/{_name}", view_func=_operation(_name), methods=["POST"], provide_automatic_options=False)
+@api.post("/v1/score", provide_automatic_options=False)
+def score() -> Response:
+    return _answer(score_document)
+
+
+@api.post("/v1/evaluate", provide_automatic_options=False)
+def evaluate() -> Response:
+    return _answer(evaluate_document)
+
+
+@api.post("/v1/arrange", provide_automatic_options=False)
+def arrange() -> Response:
+    return _answer(arrange_document)
 
 
 @api.get("/v1/rulesets", provide_automatic_options=False)

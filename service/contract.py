@@ -1,0 +1,72 @@
+"""The contract's types: a validated room as the domain receives it, and the faults that refuse one.
+
+They sit between the request layer (service.validation), which builds them, and the pipeline
+(service.scoring), which reads them; the CLI and the HTTP layer turn RoomRejected into a 422.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from service.cards import Card
+from service.hands import Position
+from service.rulesets import Ruleset
+
+Status = Literal["arranged", "timed_out", "left"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""
+
+    pointer: str
+    message: str
+    code: str = "invalid"
+
+
+SEMANTIC_FAULTS = frozenset(
+    {
+        "duplicate_card",
+        "duplicate_player_id",
+        "missing_hand",
+        "both_forms",
+        "no_cards",
+        "declare_not_allowed",
+        "false_declaration",
+        "player_count",
+        "unknown_ruleset",
+        "invalid_ruleset",
+        "ruleset_digest_mismatch",
+        "amount_out_of_range",
+    }
+)
+"""Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""
+
+
+class RoomRejected(ValueError):
+    """The request breaks the contract or the rules (HTTP 422)."""
+
+    def __init__(self, faults: list[Fault]) -> None:
+        super().__init__("; ".join(f"{f.pointer}: {f.message}" for f in faults))
+        self.faults = faults
+
+
+@dataclass(frozen=True)
+class PlayerEntry:
+    """One player as the request gave them; ``arrangement`` is None for bare ``cards``."""
+
+    id: str
+    cards: tuple[Card, ...]
+    arrangement: Mapping[Position, tuple[Card, ...]] | None = None
+    status: Status = "arranged"
+    declare: bool = False
+
+
+@dataclass(frozen=True)
+class Room:
+    ruleset: Ruleset
+    players: tuple[PlayerEntry, ...]
+    stake: int = 1
+    round_id: str | None = None
