@@ -25,9 +25,9 @@ import numpy as np
 from service.arrange import advise, evaluate_subsets, legal_splits, lexicographic, split_cards
 from service.cards import CARD_TEXT, DECK, Card
 from service.hands import POSITIONS
-from service.requests import load_room
 from service.rulesets import Ruleset, all_rulesets
 from service.scoring import score
+from service.validation import load_room
 
 
 def as_text(hands: dict[str, tuple[Card, ...]]) -> dict[str, list[str]]:

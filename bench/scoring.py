@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rooms import four_player_rooms
 
 from service.documents import loads, score_document
-from service.requests import load_room
 from service.scoring import score
 from service.serialize import dumps, result_json
+from service.validation import load_room
 
 
 def main() -> None:
