@@ -1,4 +1,4 @@
-"""Cards: parsing every accepted notation, canonical printing (RULES §1).
+"""Cards: parsing every accepted notation, canonical printing (docs/rules.md §1).
 
 A card is an ``int`` 0..51 (``rank * 4 + suit``) so that the evaluator can index
 tables with it directly; :class:`Card` only adds names and printing.

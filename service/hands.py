@@ -1,4 +1,4 @@
-"""Hand evaluation (RULES §2): 3- and 5-card hands on one strength scale.
+"""Hand evaluation (docs/rules.md §2): 3- and 5-card hands on one strength scale.
 
 A hand's strength is one ``int``: the category, then the comparison vector of
 §2.2 as base-14 digits (a rank ``r`` is the digit ``r + 1``; a missing card is

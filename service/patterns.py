@@ -1,4 +1,4 @@
-"""Instant-win patterns (RULES §4).
+"""Instant-win patterns (docs/rules.md §4).
 
 The 13-card patterns depend only on the cards. ``three_straights`` and
 ``three_flushes`` are found in constant time: a hand's rank multiset is a

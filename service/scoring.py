@@ -1,4 +1,4 @@
-"""The settlement pipeline (RULES §2.3–§7, §9.4).
+"""The settlement pipeline (docs/rules.md §2.3–§7, §9.4).
 
 request → :class:`Room` → :func:`evaluate_room` (hands, fouls, instant wins and every pair's
 chi-by-chi comparison, decided once) → the stages, each a pure function of the evaluated room
@@ -164,7 +164,7 @@ class Pair:
     """How one pair (i < j) is settled, decided once: who won each chi and what that chi is worth.
 
     ``winners``, ``values`` and ``bonus_keys`` run over POSITIONS; a tie has winner None, value 0.
-    ``won`` and ``totals`` are per side (i, j): chi won, and total(A, B) of RULES §6.
+    ``won`` and ``totals`` are per side (i, j): chi won, and total(A, B) of docs/rules.md §6.
     """
 
     i: int
@@ -330,7 +330,7 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                 winner,
                 win.units,
                 f"instant_wins.table[{win.pattern}].units",
-                f"{room.players[winner].id} holds {win.pattern}: {win.units} units, no chi compared (RULES §4)",
+                f"{room.players[winner].id} holds {win.pattern}: {win.units} units, no chi compared (docs/rules.md §4)",
             )
         )
     return lines
@@ -358,7 +358,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     1,
-                    "RULES §5: one unit per chi won",
+                    "docs/rules.md §5: one unit per chi won",
                     f"{position}: {how}",
                     position,
                     hands,
@@ -526,7 +526,7 @@ def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
 
 
 STAGES = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
-"""In RULES order; each stage's lines come after the previous stage's (§9.4 item 10)."""
+"""In the order of docs/rules.md; each stage's lines come after the previous stage's (§9.4 item 10)."""
 
 
 class Ledger:

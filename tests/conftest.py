@@ -25,6 +25,18 @@ def _refuse_stale_compiled_modules() -> None:
 
 _refuse_stale_compiled_modules()
 
+SLOW = {"system"}
+"""tests/system/ runs real servers, a browser, subprocesses and deployment tools: marked slow."""
+SLOW_MODULES = {"test_schemathesis.py"}
+"""Fuzzing every operation takes tens of seconds, though in process."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """``pytest -m "not slow"`` is the inner loop: the rules, the hands, the properties, the app in process."""
+    for item in items:
+        if SLOW & set(item.path.parts) or item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def app() -> Iterator[Flask]:

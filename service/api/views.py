@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import NotFound, UnsupportedMediaType
 
 from service.api import metrics
+from service.api.rules_page import rules_page
 from service.documents import Operation, arrange_document, evaluate_document, loads, score_document
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
@@ -129,6 +130,12 @@ def viewer_asset(asset: str) -> Response:
     if content_type is None:
         raise NotFound
     return _static(asset, content_type)
+
+
+@api.get("/docs/rules", provide_automatic_options=False)
+def rules() -> Response:
+    """docs/rules.md as a page; ledger citations (docs/rules.md §5) link to its sections (#s5)."""
+    return Response(rules_page(), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
 
 
 @api.get("/openapi.yaml", provide_automatic_options=False)

@@ -349,6 +349,34 @@ function renderSummary(result) {
   if (!payments.children.length) payments.append(el("li", { text: "Nobody pays anybody." }));
 }
 
+// Each step's section of the rules (/docs/rules, docs/rules.md); a line's own citation wins.
+const STEP_SECTIONS = { instant_win: "4", chi: "5", bonus: "5", scoop: "6", foul: "6", ace: "7" };
+const CITATION = /docs\/rules\.md §(\d+(?:\.\d+)?)/g;
+
+function ruleLink(number) {
+  return el("a", { href: `/docs/rules#s${number}`, text: `§${number}` });
+}
+
+// A text with every "docs/rules.md §N" in it turned into a link to that section.
+function cited(text) {
+  const nodes = [];
+  let last = 0;
+  for (const match of text.matchAll(CITATION)) {
+    nodes.push(text.slice(last, match.index), "docs/rules.md ", ruleLink(match[1]));
+    last = match.index + match[0].length;
+  }
+  nodes.push(text.slice(last));
+  return nodes;
+}
+
+function ruleCell(line) {
+  const code = el("code", {}, ...cited(line.rule));
+  if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, code); }
+  CITATION.lastIndex = 0;
+  const section = /scoop\.(sweep_multiplier|basis)|fouls\.fixed_units/.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];
+  return el("td", {}, code, " ", ruleLink(section));
+}
+
 function renderLedger(result) {
   const tbody = $("ledger").querySelector("tbody");
   tbody.replaceChildren();
@@ -358,7 +386,7 @@ function renderLedger(result) {
       el("td", { text: line.payer }), el("td", { text: line.payee }),
       el("td", { text: line.position ? labelOf(line.position) : "" }),
       el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: String(line.amount) }),
-      el("td", {}, el("code", { text: line.rule })), el("td", { text: line.explanation })));
+      ruleCell(line), el("td", {}, ...cited(line.explanation))));
   }
 }
 

@@ -48,7 +48,7 @@ def test_a_tie_on_one_chi_is_no_scoop() -> None:
     assert units(result) == {"B": 2, "C": -2}
 
 
-SAP_LANG = {(2, 1): 2, (3, 1): 2, (3, 2): 3, (4, 1): 2, (4, 2): 2, (4, 3): 4}  # RULES §9.2, by hand
+SAP_LANG = {(2, 1): 2, (3, 1): 2, (3, 2): 3, (4, 1): 2, (4, 2): 2, (4, 3): 4}  # docs/rules.md §9.2, by hand
 
 
 @pytest.mark.parametrize(("n", "fouled"), [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2), (4, 3)])

@@ -18,7 +18,7 @@ import pytest
 from loadgen import Request, children, load, post_json, record, rss_kib, send_one
 from server import call, start
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from rooms import four_player_rooms
 
 ROOMS = [post_json("/v1/score", room) for room in four_player_rooms(50, seed=3)]

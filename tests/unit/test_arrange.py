@@ -109,6 +109,7 @@ def _every_pattern_some_legal_split_has(ruleset_id: str, cards: list[str]) -> se
     return found
 
 
+@pytest.mark.slow  # brute force over all 72,072 splits, about a second a case
 @pytest.mark.parametrize("ruleset", ["maubinh-2020", "maubinh-chi-at", "maubinh-bao"])
 @pytest.mark.parametrize(
     "hand", ["dragon", "six_pairs", "three_flushes", "quads", "trips", "straight_flush", "full_house"]

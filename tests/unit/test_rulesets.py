@@ -12,7 +12,7 @@ import pytest
 from service.rulesets import RulesetError, all_rulesets, build_ruleset, get_ruleset, with_defaults
 from service.rulesets.catalogue import builtin_catalogue
 
-FILES = Path(__file__).resolve().parents[1] / "service" / "rulesets" / "builtin"
+FILES = Path(__file__).resolve().parents[2] / "service" / "rulesets" / "builtin"
 IDS = ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
 
 
@@ -168,7 +168,7 @@ def _code_strings(tree: ast.AST) -> list[str]:
 
 def test_no_code_names_a_ruleset() -> None:
     """The pipeline reads fields; a ruleset id in a code string would be a branch on it."""
-    source = Path(__file__).resolve().parents[1] / "service"
+    source = Path(__file__).resolve().parents[2] / "service"
     for path in source.rglob("*.py"):
         strings = _code_strings(ast.parse(path.read_text("utf-8")))
         for ruleset_id in all_rulesets():

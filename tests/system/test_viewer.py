@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from helpers import golden_cases
 from server import start
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 CASES = {c["name"]: c for c in golden_cases()}
 
 if CHROMIUM is None:
@@ -116,7 +117,9 @@ def test_e1_step_through_totals_hand_names_and_ledger(page: Page) -> None:
     expect(page.locator("#payments")).to_contain_text("P pays Q 9 units (9000)")
     ledger = page.locator("#ledger tbody tr")
     expect(ledger).to_have_count(4)
-    expect(ledger.nth(0)).to_contain_text("RULES §5: one unit per chi won")
+    expect(ledger.nth(0)).to_contain_text("docs/rules.md §5: one unit per chi won")
+    expect(ledger.nth(0).get_by_role("link", name="§5")).to_have_attribute("href", "/docs/rules#s5")
+    expect(ledger.nth(3).get_by_role("link", name="§6")).to_have_attribute("href", "/docs/rules#s6")
     expect(ledger.nth(3)).to_contain_text("scoop.multiplier")
     shoot(page, "e1")
 
@@ -142,6 +145,16 @@ def test_a_house_rule_variant_shows_its_base_patch_and_every_changed_value(page:
     expect(page.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("scoop.multiplier")
     expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("-6000")
     shoot(page, "variant")
+
+
+def test_a_rule_citation_opens_its_section_of_the_rules(page: Page) -> None:
+    paste_and_score(page, CASES["worked-example/E1"]["request"])
+    page.locator("#ledger tbody tr").nth(0).get_by_role("link", name="§5").click()
+    expect(page).to_have_url(re.compile(r"/docs/rules#s5$"))
+    heading = page.locator("h2#s5")
+    expect(heading).to_have_text("5. Chi and bonuses")
+    expect(heading).to_be_in_viewport()
+    shoot(page, "rules")
 
 
 def test_a_plain_room_has_no_variant_panel(page: Page) -> None:

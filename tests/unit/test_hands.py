@@ -89,7 +89,7 @@ def test_wheel_lowest_is_the_lowest_straight() -> None:
 @pytest.mark.parametrize(
     ("front", "middle", "front_stronger"),
     [
-        ("KS KH 9D", "KD KC QS 3C 2C", False),  # RULES §2.2: middle stronger
+        ("KS KH 9D", "KD KC QS 3C 2C", False),  # docs/rules.md §2.2: middle stronger
         ("KS KH QD", "KD KC QS 3C 2C", False),  # equal over the front's cards: not a foul
         ("KS KH AD", "KD KC QS 3C 2C", True),  # front KK A beats KK Q: foul
         ("KS KH AD", "KD KC QS 7C 3C", True),  # STYLE.md's ofcp-engine edge

@@ -22,7 +22,7 @@ HANDS = {
     ("front", "trip_aces"): "9S 9H 9D 9C 2H | 2D 3D 4D 6D 8D | AS AC AH",
 }
 
-# Chi value of each (position, hand) per ruleset, copied by hand from RULES §9; a hand whose
+# Chi value of each (position, hand) per ruleset, copied by hand from docs/rules.md §9; a hand whose
 # own kind has no row falls back to its category's row (most specific first), else 1.
 VALUES = {
     "maubinh-2020": {
@@ -57,7 +57,7 @@ VALUES = {
     },
 }
 
-VALUES["maubinh-bao"] = dict(VALUES["maubinh-2020"])  # RULES §9.3 lists the same entries as §9.1
+VALUES["maubinh-bao"] = dict(VALUES["maubinh-2020"])  # docs/rules.md §9.3 lists the same entries as §9.1
 
 CASES = [(ruleset, position, hand) for ruleset in VALUES for (position, hand) in HANDS]
 

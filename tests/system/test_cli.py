@@ -1,4 +1,4 @@
-"""`maubinh` speaks the API's JSON: RULES §10 E1 through the real console script."""
+"""`maubinh` speaks the API's JSON: docs/rules.md §10 E1 through the real console script."""
 
 import json
 import subprocess

@@ -254,3 +254,23 @@ def test_twelve_of_one_colour_is_no_pattern_in_2020() -> None:
     cards = PATTERN_CARDS["twelve_same_color"].split()
     result = scored(room("maubinh-2020", seat("T", non_fouling(cards)), seat("O", _opponent_for(cards))))
     assert result["players"][0]["instant_win"] is None and lines(result, "chi")
+
+
+def test_every_pattern_is_listed_once_and_every_list_agrees() -> None:
+    """The rulesets' schema, openapi.yaml and the names all list exactly the Pattern enumeration;
+    each pattern is either found from the 13 cards or defined on a chi (ON_CHI), never both."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from service.patterns import ARRANGEMENT_PATTERNS, ON_CHI, PATTERN_NAMES, Pattern
+
+    root = Path(__file__).resolve().parents[2]
+    schema = json.loads((root / "service" / "rulesets" / "schema.json").read_text("utf-8"))
+    in_schema = schema["properties"]["instant_wins"]["properties"]["table"]["items"]["properties"]["pattern"]["enum"]
+    spec = yaml.safe_load((root / "openapi.yaml").read_text("utf-8"))
+    assert set(in_schema) == set(spec["components"]["schemas"]["Pattern"]["enum"]) == set(Pattern)
+    assert set(PATTERN_NAMES) == set(Pattern)
+    assert set(ARRANGEMENT_PATTERNS) == set(ON_CHI) and not set(ON_CHI) & set(CARD_PATTERNS)
+    assert set(CARD_PATTERNS) | set(ON_CHI) == set(Pattern)

@@ -17,7 +17,7 @@ import yaml
 
 from service.api import metrics
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "k8s" / "base"
 PRODUCTION = DEPLOY / "k8s" / "overlays" / "production"

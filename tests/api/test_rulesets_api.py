@@ -1,11 +1,8 @@
-"""Operators' rulesets (MAUBINH_RULESETS_DIR), `maubinh rulesets check`, and ruleset caching headers."""
+"""Rulesets over HTTP in process: operators' folders, pinned versions, ETag and If-None-Match."""
 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,13 +10,12 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 from helpers import room, seat
-from server import call, free_port, start
 
 from service.api import create_app
 from service.rulesets.catalogue import OperatorFileError
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
-EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
+EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
 E1 = room(
     "club-hanoi",
     seat("P", "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"),
@@ -83,65 +79,6 @@ def test_a_bad_operator_file_stops_the_app_naming_file_pointer_and_fault(
 def test_two_files_may_not_claim_one_id(tmp_path: Path) -> None:
     with pytest.raises(OperatorFileError, match=r"also the id in a\.json"):
         create_app({"log_requests": False, "rulesets_dir": str(folder(tmp_path, a=GOOD, b=GOOD))})
-
-
-def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: Path) -> None:
-    folder(tmp_path, good=GOOD, bad={"base": "maubinh-2020", "patch": {"id": "y", "sap_lang": 1}})
-    ok = subprocess.run(
-        [MAUBINH, "rulesets", "check", str(tmp_path / "good.json")], capture_output=True, text=True, check=False
-    )
-    assert ok.returncode == 0 and ok.stdout.startswith(f"{tmp_path / 'good.json'}: ok club-hanoi sha256:")
-    both = subprocess.run(
-        [MAUBINH, "rulesets", "check", str(tmp_path / "good.json"), str(tmp_path / "bad.json")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert both.returncode == 1
-    assert "ok club-hanoi" in both.stdout
-    assert f"{tmp_path / 'bad.json'}: /patch/sap_lang: 'sap_lang' is not a ruleset field" in both.stderr
-
-
-def test_the_cli_scores_under_the_operator_s_rulesets_too(tmp_path: Path) -> None:
-    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))}
-    scored = subprocess.run(
-        [MAUBINH, "score", "-"], input=json.dumps(E1), capture_output=True, text=True, env=env, check=False
-    )
-    assert scored.returncode == 0, scored.stdout
-    assert json.loads(scored.stdout)["ruleset"]["id"] == "club-hanoi"
-    listed = subprocess.run([MAUBINH, "rulesets", "club-hanoi@2"], capture_output=True, text=True, env=env, check=False)
-    assert json.loads(listed.stdout)["id"] == "club-hanoi"
-
-
-def test_the_shipped_example_checks_clean() -> None:
-    checked = subprocess.run(
-        [MAUBINH, "rulesets", "check", *map(str, sorted(EXAMPLE.glob("*.json")))],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert checked.returncode == 0, checked.stderr
-
-
-def test_serve_with_a_bad_file_exits_non_zero_naming_it(tmp_path: Path) -> None:
-    directory = folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
-    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(directory), "MAUBINH_LOG_REQUESTS": "off"}
-    started = subprocess.run(
-        [MAUBINH, "serve", "--port", str(free_port())], capture_output=True, text=True, env=env, timeout=60, check=False
-    )
-    assert started.returncode != 0
-    assert f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of" in started.stderr
-
-
-def test_serve_with_a_good_folder_serves_and_scores_it(tmp_path: Path) -> None:
-    base, process = start({"MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))})
-    try:
-        status, body = call(base, "/v1/score", E1)
-        assert status == 200 and json.loads(body)["ruleset"]["id"] == "club-hanoi"
-        assert call(base, "/readyz")[0] == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=15) == 0
 
 
 def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: FlaskClient) -> None:

@@ -1,0 +1,40 @@
+"""docs/rules.md as a web page, so that the viewer and a ledger's citations can link to a section.
+
+Numbered headings get an id from their number (``## 9. The built-in rulesets`` → ``#s9``,
+``### 9.4 Settled details`` → ``#s9.4``): a citation "docs/rules.md §9.4" becomes
+``/docs/rules#s9.4``. Raw HTML in the source is not passed through.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import cache
+from importlib import resources
+
+from markdown_it import MarkdownIt
+
+SECTION = re.compile(r"^(\d+(?:\.\d+)?)\.?\s")
+CITATION = re.compile(r"docs/rules\.md §(\d+(?:\.\d+)?)")
+
+
+def section_id(number: str) -> str:
+    return f"s{number}"
+
+
+@cache
+def rules_page() -> bytes:
+    source = resources.files("service").joinpath("rules.md").read_text("utf-8")
+    markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = markdown.parse(source)
+    for k, token in enumerate(tokens):
+        if token.type == "heading_open" and (found := SECTION.match(tokens[k + 1].content)):
+            token.attrSet("id", section_id(found.group(1)))
+    body = markdown.renderer.render(tokens, markdown.options, {})
+    title = html.escape("maubinh — the rules this service scores by")
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n<link rel="icon" href="data:,">\n'
+        f'<title>{title}</title>\n<link rel="stylesheet" href="/viewer/viewer.css">\n</head>\n'
+        f'<body>\n<main class="rules">\n{body}</main>\n</body>\n</html>\n'
+    ).encode()
