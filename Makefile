@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint bench clean
+REDOCLY_VERSION := 2.77.0
+REDOCLY := .tools/node_modules/.bin/redocly
+
+.PHONY: run test lint lint-contract tools bench clean
 
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
 $(STAMP): pyproject.toml setup.py service/scoring.py service/serialize.py
@@ -16,10 +19,20 @@ $(STAMP): pyproject.toml setup.py service/scoring.py service/serialize.py
 run: $(STAMP)
 	$(BIN)/maubinh serve
 
-lint: $(STAMP)
+# Redocly CLI, pinned, from the npm registry into .tools/ (needs node and npm).
+$(REDOCLY):
+	npm install --no-save --no-audit --no-fund --prefix .tools @redocly/cli@$(REDOCLY_VERSION)
+
+tools: $(REDOCLY)
+
+lint: $(STAMP) lint-contract
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# openapi.yaml under Redocly's recommended rules (redocly.yaml): 0 errors, 0 warnings.
+lint-contract: $(REDOCLY)
+	$(REDOCLY) lint openapi.yaml --config redocly.yaml --max-problems 50
 
 test: lint
 	$(BIN)/pytest
@@ -31,4 +44,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info *.so service/*.so
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache build *.egg-info *.so service/*.so

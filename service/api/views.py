@@ -138,7 +138,12 @@ def rules() -> Response:
     return Response(rules_page(), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
 
 
+YAML_TYPES = ["application/yaml", "text/yaml"]
+"""RFC 9512's type first; text/yaml for clients (and generators) that read only text/*."""
+
+
 @api.get("/openapi.yaml", provide_automatic_options=False)
 def openapi() -> Response:
     spec = resources.files("service").joinpath("openapi.yaml").read_bytes()
-    return Response(spec, status=200, content_type="application/yaml")
+    media_type = request.accept_mimetypes.best_match(YAML_TYPES, default=YAML_TYPES[0])
+    return Response(spec, status=200, content_type=f"{media_type}; charset=utf-8")

@@ -1,0 +1,28 @@
+"""`st run <url>/openapi.yaml` from a checkout, with the shipped schemathesis.toml, against a real server."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from server import start
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_st_run_with_the_shipped_config_passes_every_default_check() -> None:
+    base, process = start({})
+    try:
+        ran = subprocess.run(
+            [str(Path(sys.executable).with_name("st")), "run", f"{base}/openapi.yaml", "--seed", "20261130"],
+            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
+    assert ran.returncode == 0, ran.stdout[-4000:]
+    summary = ran.stdout[ran.stdout.rindex("SUMMARY") :]
+    assert "failed" not in summary and "Warnings" not in summary, summary
+    assert "Tested: 11" in summary
