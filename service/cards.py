@@ -59,8 +59,25 @@ DECK: tuple[Card, ...] = tuple(Card(i) for i in range(52))
 CARD_TEXT: tuple[str, ...] = tuple(RANKS[i >> 2] + SUITS[i & 3] for i in range(52))
 
 
+def _spellings() -> dict[str, Card]:
+    ranks = {alias: i for alias, i in _RANK_ALIASES.items()} | {r.lower(): i for r, i in _RANK_ALIASES.items()}
+    suits = {alias: i for alias, i in _SUIT_ALIASES.items()} | {s.lower(): i for s, i in _SUIT_ALIASES.items()}
+    return {r + s: DECK[rank * 4 + suit] for r, rank in ranks.items() for s, suit in suits.items()}
+
+
+SPELLINGS: dict[str, Card] = _spellings()
+"""Every accepted way to write every card (228 strings): reading a good card is one lookup."""
+
+
 def parse_card(text: object) -> Card:
-    """Read one card in any accepted notation: ``AS``, ``as``, ``10H``, ``T♥``."""
+    """Read one card in any accepted notation: ``AS``, ``as``, ``10H``, ``T♥``.
+
+    >>> [str(parse_card(t)) for t in ("AS", "as", "10h", "T♥", "a♠")]
+    ['AS', 'AS', 'TH', 'TH', 'AS']
+    """
+    found = SPELLINGS.get(text) if type(text) is str else None
+    if found is not None:
+        return found
     if not isinstance(text, str):
         raise CardError(f"a card must be a string such as 'AS', not {type(text).__name__}")
     if not text:

@@ -14,14 +14,22 @@ MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the servic
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from service.api.config import Settings
+from service import jsonl
 from service.documents import OPERATIONS, answer
-from service.rulesets.catalogue import Catalogue, OperatorFileError, builtin_catalogue, load_operator_file
+from service.rulesets.catalogue import (
+    RULESETS_DIR_ENV,
+    Catalogue,
+    OperatorFileError,
+    builtin_catalogue,
+    catalogue_for,
+    load_operator_file,
+)
 from service.serialize import dumps, problem_json, ruleset_json
 
 EXIT_REJECTED = 1
@@ -38,25 +46,43 @@ def _write(document: object) -> None:
 
 def _catalogue() -> Catalogue:
     """The built-ins plus MAUBINH_RULESETS_DIR, as the service loads them."""
-    directory = Settings.from_env().rulesets_dir
-    return builtin_catalogue().with_operator_files(directory) if directory else builtin_catalogue()
+    return catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
 
 
-def _run_operation(name: str, path: str, jsonl: bool, catalogue: Catalogue) -> int:
-    operation = OPERATIONS[name]
+def _progress_bar(path: str) -> Any:
+    """A bar (lines, lines/s, ETA) on stderr when it is a terminal; None when it is not."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    total = None
+    if path != "-":
+        with open(path, "rb") as counted:
+            total = sum(chunk.count(b"\n") for chunk in iter(lambda: counted.read(1 << 20), b""))
+    return tqdm(total=total, unit=" lines", file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+
+
+def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
     try:
-        source = _open(path)
+        source = _open(args.file)
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
     except OSError as error:
-        print(f"maubinh {name}: cannot read {path}: {error.strerror}", file=sys.stderr)
+        print(f"maubinh {name}: cannot open {error.filename}: {error.strerror}", file=sys.stderr)
         return EXIT_USAGE
     with source:
-        if not jsonl:
-            status, body = answer(operation, source.read(), catalogue)
-            _write(body)
-            return 0 if status == 200 else EXIT_REJECTED
-        for line in source:
-            _write(answer(operation, line, catalogue)[1])
-            sys.stdout.flush()
+        try:
+            if not args.jsonl:
+                status, body = answer(OPERATIONS[name], source.read(), catalogue)
+                out.write(dumps(body) + b"\n")
+                return 0 if status == 200 else EXIT_REJECTED
+            progress = _progress_bar(args.file)
+            done = jsonl.run(name, source, out, args.jobs, progress)
+            if progress is not None:
+                progress.close()
+            print(f"maubinh {name}: {done.lines} lines, {done.refused} refused, {done.seconds:.2f} s", file=sys.stderr)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
     return 0
 
 
@@ -101,6 +127,13 @@ def _parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=f"the POST /v1/{name} operation")
         sub.add_argument("file", nargs="?", default="-", help="request JSON file, or - for standard input")
         sub.add_argument("--jsonl", action="store_true", help="one request per line, one answer per line")
+        sub.add_argument(
+            "--jobs",
+            type=int,
+            default=jsonl.cores(),
+            help="with --jsonl: worker processes (default: the cores available); answers stay in input order",
+        )
+        sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")
     rulesets = commands.add_parser(
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"
     )
@@ -124,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "rulesets":
         return _rulesets(args.words, catalogue)
-    return _run_operation(args.command, args.file, args.jsonl, catalogue)
+    return _run_operation(args.command, args, catalogue)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from service.arrange import arrange_json
 from service.contract import Fault, RoomRejected
 from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
-from service.validation import load_arrange_request, load_arrangement, load_room
+from service.validation import load_arrange_request, load_arrangement, load_batch, load_room
 
 MAX_EXACT_AMOUNT = 2**53 - 1
 """The largest integer every JSON client reads exactly: no amount in an answer may pass it."""
@@ -77,6 +76,18 @@ def score_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, An
     return result_json(result)
 
 
+def score_batch_document(raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500) -> dict[str, Any]:
+    """Many rooms in one request: each result is exactly what ``POST /v1/score`` answers for that
+    room, or that room's problem document (with its own status); one bad room never fails the rest."""
+    results = []
+    for room in load_batch(raw, max_rooms):
+        try:
+            results.append(score_document(room, catalogue))
+        except RoomRejected as rejected:
+            results.append(rejected_json(rejected.faults))
+    return {"results": results}
+
+
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
     ruleset, arrangement = load_arrangement(raw, catalogue)
@@ -101,6 +112,8 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str,
 
 def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
+    from service.arrange import arrange_json  # numpy and the field tables: only for the advisor
+
     ruleset, cards, alternatives = load_arrange_request(raw, catalogue)
     return arrange_json(ruleset, cards, alternatives)
 

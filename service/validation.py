@@ -14,7 +14,7 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
-from service.cards import Card, CardError, parse_card
+from service.cards import SPELLINGS, Card, CardError, parse_card
 from service.contract import Fault, PlayerEntry, Room, RoomRejected
 from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
@@ -121,6 +121,21 @@ class ArrangeRequestSchema(RulesetBody):
     alternatives = JsonInteger(load_default=3, validate=validate.Range(min=0, max=20))
 
 
+class BatchSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    rooms = fields.List(fields.Raw(), required=True)
+
+
+BATCH_SCHEMA = BatchSchema()
+ROOM_SCHEMA = RoomSchema()
+ARRANGEMENT_SCHEMA = ArrangementSchema()
+ARRANGE_SCHEMA = ArrangeRequestSchema()
+"""One long-lived instance per body kind: building a schema (and its nested ones) per request was a
+third of the request path. Loading keeps no state on the instance, so workers' threads share them."""
+
+
 def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
@@ -223,27 +238,28 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
 
 
 def _duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...]) -> Iterator[Fault]:
-    """Each card seen again, at its pointer, in request order; ``holders`` are (pointer, object) pairs."""
-    first_seen: dict[Card, str] = {}
+    """Each card seen again, at its pointer, in request order. ``holders`` are (pointer, object) pairs
+    whose card lists hold parsed cards (a loaded body: each card was parsed once, by marshmallow) or
+    texts (a refused body, read by lookup so that a bad card elsewhere does not hide a duplicate)."""
+    first_seen: list[tuple[str, str, int] | None] = [None] * 52  # card id → where it was first seen
     for at, player in holders:
-        if not isinstance(player, dict):
+        if not isinstance(player, Mapping):
             continue
         for key in card_keys:
-            texts = player.get(key)
-            if not isinstance(texts, list):
+            cards = player.get(key)
+            if not isinstance(cards, list | tuple):
                 continue
-            for k, text in enumerate(texts):
-                try:
-                    card = parse_card(text)
-                except CardError:
+            for k, item in enumerate(cards):
+                card = item if isinstance(item, Card) else SPELLINGS.get(item) if isinstance(item, str) else None
+                if card is None:
                     continue
-                pointer = f"{at}/{key}/{k}"
-                if card in first_seen:
-                    yield Fault(
-                        pointer, f"{card} appears twice in the room (first at {first_seen[card]})", "duplicate_card"
-                    )
+                first = first_seen[card]
+                if first is None:
+                    first_seen[card] = (at, key, k)
                 else:
-                    first_seen[card] = pointer
+                    first_at = "{}/{}/{}".format(*first)
+                    message = f"{card} appears twice in the room (first at {first_at})"
+                    yield Fault(f"{at}/{key}/{k}", message, "duplicate_card")
 
 
 def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
@@ -274,8 +290,15 @@ def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
             else:
                 seen_ids[player_id] = index
         faults.extend(_player_form_faults(index, player, ruleset))
-    faults.extend(_duplicate_faults([(f"/players/{k}", p) for k, p in enumerate(players)], (*POSITIONS, "cards")))
     return faults
+
+
+def _room_duplicates(loaded: dict[str, Any], raw: Any) -> list[Fault]:
+    """Duplicate cards over the loaded players when marshmallow loaded them, else over the raw ones."""
+    players = loaded.get("players") if loaded else raw.get("players") if isinstance(raw, dict) else None
+    if not isinstance(players, list):
+        return []
+    return list(_duplicate_faults([(f"/players/{k}", p) for k, p in enumerate(players)], (*POSITIONS, "cards")))
 
 
 def _reject_if(marshmallow_errors: Any, rule_faults: list[Fault]) -> None:
@@ -311,8 +334,8 @@ def load_room(raw: Any, catalogue: Catalogue | None = None) -> Room:
     ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     if oversized := _oversized_room(raw):
         raise RoomRejected([*ruleset_faults, oversized])
-    data, errors = _load(RoomSchema(), raw)
-    _reject_if(errors, ruleset_faults + _room_rule_faults(raw, ruleset))
+    data, errors = _load(ROOM_SCHEMA, raw)
+    _reject_if(errors, ruleset_faults + _room_rule_faults(raw, ruleset) + _room_duplicates(data, raw))
     assert ruleset is not None
     entries = []
     for player in data["players"]:
@@ -339,8 +362,8 @@ def _load_single_hand(
 ) -> tuple[Ruleset, dict[str, Any]]:
     ruleset, faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     data, errors = _load(schema, raw)
-    if isinstance(raw, dict):
-        faults += _duplicate_faults([("", raw)], keys)
+    if data or isinstance(raw, dict):
+        faults += _duplicate_faults([("", data or raw)], keys)
     _reject_if(errors, faults)
     assert ruleset is not None
     return ruleset, data
@@ -348,11 +371,21 @@ def _load_single_hand(
 
 def load_arrangement(raw: Any, catalogue: Catalogue | None = None) -> tuple[Ruleset, dict[Position, tuple[Card, ...]]]:
     """Validate a ``POST /v1/evaluate`` body: a ruleset and one arrangement."""
-    ruleset, data = _load_single_hand(ArrangementSchema(), raw, POSITIONS, catalogue)
+    ruleset, data = _load_single_hand(ARRANGEMENT_SCHEMA, raw, POSITIONS, catalogue)
     return ruleset, {p: data[p] for p in POSITIONS}
 
 
 def load_arrange_request(raw: Any, catalogue: Catalogue | None = None) -> tuple[Ruleset, tuple[Card, ...], int]:
     """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives."""
-    ruleset, data = _load_single_hand(ArrangeRequestSchema(), raw, ("cards",), catalogue)
+    ruleset, data = _load_single_hand(ARRANGE_SCHEMA, raw, ("cards",), catalogue)
     return ruleset, data["cards"], data["alternatives"]
+
+
+def load_batch(raw: Any, max_rooms: int) -> list[Any]:
+    """Validate a ``POST /v1/score/batch`` envelope; its rooms are checked one by one, later."""
+    data, errors = _load(BATCH_SCHEMA, raw)
+    count = len(data["rooms"]) if data else 0
+    too_many = [Fault("/rooms", f"a batch holds at most {max_rooms} rooms, not {count}", "batch_too_large")]
+    _reject_if(errors, too_many if count > max_rooms else [])
+    rooms: list[Any] = data["rooms"]
+    return rooms

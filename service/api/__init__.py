@@ -11,7 +11,7 @@ from service.api import auth, errors, logs, metrics
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
-from service.rulesets.catalogue import Catalogue, builtin_catalogue
+from service.rulesets.catalogue import Catalogue, catalogue_for
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -33,6 +33,4 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 def catalogue(settings: Settings) -> Catalogue:
     """The built-in rulesets plus the operator's folder; a bad file raises OperatorFileError, naming
     the file, pointer and fault, so that the service never starts (and never becomes ready) with it."""
-    if settings.rulesets_dir is None:
-        return builtin_catalogue()
-    return builtin_catalogue().with_operator_files(settings.rulesets_dir)
+    return catalogue_for(settings.rulesets_dir)

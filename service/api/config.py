@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from service.rulesets.catalogue import RULESETS_DIR_ENV
+
 PREFIX = "MAUBINH_"
 
 
@@ -17,6 +19,10 @@ PREFIX = "MAUBINH_"
 class Settings:
     max_body_bytes: int = 64 * 1024
     """Bodies above this are refused with 413."""
+    max_batch_bytes: int = 8 * 1024 * 1024
+    """The body limit of POST /v1/score/batch alone."""
+    max_batch_rooms: int = 500
+    """The most rooms one batch may hold."""
     api_keys: tuple[str, ...] = ()
     """When set, /v1/* needs ``Authorization: Bearer <key>``; health, metrics and the spec stay open."""
     log_level: str = "INFO"
@@ -31,11 +37,15 @@ class Settings:
         values: dict[str, Any] = {}
         if (raw := env.get(PREFIX + "MAX_BODY_BYTES")) is not None:
             values["max_body_bytes"] = int(raw)
+        if (raw := env.get(PREFIX + "MAX_BATCH_BYTES")) is not None:
+            values["max_batch_bytes"] = int(raw)
+        if (raw := env.get(PREFIX + "MAX_BATCH_ROOMS")) is not None:
+            values["max_batch_rooms"] = int(raw)
         if (raw := env.get(PREFIX + "API_KEYS")) is not None:
             values["api_keys"] = tuple(k.strip() for k in raw.split(",") if k.strip())
         if (raw := env.get(PREFIX + "LOG_LEVEL")) is not None:
             values["log_level"] = raw.upper()
-        if raw := env.get(PREFIX + "RULESETS_DIR"):
+        if raw := env.get(RULESETS_DIR_ENV):
             values["rulesets_dir"] = raw
         if (raw := env.get(PREFIX + "LOG_REQUESTS")) is not None:
             values["log_requests"] = raw.strip().lower() not in ("0", "false", "no", "off")

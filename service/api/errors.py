@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, current_app, g
+from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from service.api.logs import logger
@@ -37,7 +37,7 @@ def _http_problem(error: HTTPException) -> Response:
     status = error.code or 500
     detail = {
         404: "No such resource here; see GET /openapi.yaml for what this service offers.",
-        413: f"The body is over the limit of {current_app.config['MAX_CONTENT_LENGTH']} bytes.",
+        413: f"The body is over the limit of {request.max_content_length} bytes.",
         415: "Send the body as JSON, with Content-Type: application/json.",
         401: "This service needs an API key: send Authorization: Bearer <key>.",
     }.get(status, error.description or "")

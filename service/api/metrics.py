@@ -33,7 +33,9 @@ LATENCY = Histogram(
 ROOMS = Counter("maubinh_rooms_scored_total", "Rooms scored", ["ruleset", "players"])
 FOULS = Counter("maubinh_fouls_total", "Fouled players in scored rooms", ["ruleset"])
 INSTANT_WINS = Counter("maubinh_instant_wins_total", "Instant wins in scored rooms", ["ruleset", "pattern"])
-REJECTED = Counter("maubinh_rejected_total", "Requests rejected with 422, by endpoint", ["route"])
+REJECTED = Counter(
+    "maubinh_rejected_total", "Requests rejected with 422, and rooms of a batch refused, by endpoint", ["route"]
+)
 BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version", "python"], multiprocess_mode="max")
 
 
@@ -75,6 +77,12 @@ def register(app: Flask) -> None:
         outcome = g.get("outcome")
         if route == "/v1/score" and outcome is not None:
             count_room(outcome)
+        elif route == "/v1/score/batch" and outcome is not None:
+            for result in outcome["results"]:
+                if "ledger" in result:
+                    count_room(result)
+                else:
+                    REJECTED.labels(route).inc()
         elif response.status_code == 422:
             REJECTED.labels(route).inc()
         return response

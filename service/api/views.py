@@ -10,7 +10,14 @@ from werkzeug.exceptions import NotFound, UnsupportedMediaType
 
 from service.api import metrics
 from service.api.rules_page import rules_page
-from service.documents import Operation, arrange_document, evaluate_document, loads, score_document
+from service.documents import (
+    Operation,
+    arrange_document,
+    evaluate_document,
+    loads,
+    score_batch_document,
+    score_document,
+)
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
 
@@ -44,6 +51,16 @@ def _answer(operation: Operation) -> Response:
 @api.post("/v1/score", provide_automatic_options=False)
 def score() -> Response:
     return _answer(score_document)
+
+
+@api.post("/v1/score/batch", provide_automatic_options=False)
+def score_batch() -> Response:
+    """Up to MAUBINH_MAX_BATCH_ROOMS rooms; this route alone reads up to MAUBINH_MAX_BATCH_BYTES."""
+    settings = current_app.config["SETTINGS"]
+    request.max_content_length = settings.max_batch_bytes
+    body = score_batch_document(_json_body(), _catalogue(), settings.max_batch_rooms)
+    g.outcome = body
+    return _ok(body)
 
 
 @api.post("/v1/evaluate", provide_automatic_options=False)

@@ -19,8 +19,6 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Literal
 
-import jsonschema
-
 from service.hands import POSITIONS, HandTable, Wheel, hand_table
 from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
 
@@ -164,7 +162,10 @@ def schema() -> dict[str, Any]:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
+    """jsonschema is imported here, not at start: scoring under a built-in never needs it."""
+    import jsonschema
+
     return jsonschema.Draft202012Validator(schema())
 
 
@@ -270,10 +271,12 @@ def build_ruleset(
     digest: str | None = None,
     base: RulesetRef | None = None,
     changes: tuple[Change, ...] = (),
+    checked: bool = False,
 ) -> Ruleset:
-    """Check ``document`` and freeze it; the digest is of the document as given unless stated."""
+    """Check ``document`` and freeze it; the digest is of the document as given unless stated.
+    ``checked``: a document shipped in this package, which the tests check; not checked again."""
     data = with_defaults(document)
-    faults = check_document(data)
+    faults = [] if checked else check_document(data)
     if faults:
         raise RulesetError(faults)
     players, scoop, fouls = data["players"], data["scoop"], data["fouls"]

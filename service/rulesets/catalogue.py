@@ -31,6 +31,8 @@ from service.rulesets import (
     with_defaults,
 )
 
+RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
+"""The environment variable naming an operator's folder of ruleset files (service and CLI alike)."""
 RESERVED = ("version", "sources", "choices")
 """Document keys that are the service's own: a patch that sets them is refused (§11)."""
 PLAIN_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
@@ -268,7 +270,14 @@ def _builtin_documents() -> Iterator[dict[str, Any]]:
                 yield document
 
 
+def catalogue_for(directory: str | None) -> Catalogue:
+    """The built-in rulesets plus an operator's folder, if any; a bad file raises OperatorFileError."""
+    return builtin_catalogue().with_operator_files(directory) if directory else builtin_catalogue()
+
+
 @cache
 def builtin_catalogue() -> Catalogue:
-    """Every version of every ruleset shipped in this package, loaded once per process."""
-    return Catalogue([build_ruleset(document) for document in _builtin_documents()])
+    """Every version of every ruleset shipped in this package, loaded once per process. They are not
+    checked against the schema here (tests/unit/test_rulesets.py does, for every version), so that a
+    command scoring one room does not import jsonschema."""
+    return Catalogue([build_ruleset(document, checked=True) for document in _builtin_documents()])

@@ -100,3 +100,89 @@ def test_arrange_jsonl_answers_every_line() -> None:
     assert answers[1]["errors"][0]["pointer"] == "/cards"
     placed = sorted(c for p in ("back", "middle", "front") for c in answers[0]["arrangement"][p])
     assert placed == sorted(cards)
+
+
+def _rooms_file(tmp_path: Path, count: int = 600) -> Path:
+    """Golden rooms (good and refused) repeated, plus a line that is not JSON and a blank line."""
+    rooms = [json.dumps(c["request"]) for c in golden_cases() + golden_cases("house-public.jsonl")]
+    lines = [rooms[k % len(rooms)] for k in range(count)]
+    lines[100:100] = ["{not json", ""]
+    path = tmp_path / "rooms.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_jobs_answer_in_input_order_exactly_as_one_process_does(tmp_path: Path) -> None:
+    rooms = _rooms_file(tmp_path)
+    one = run("score", "--jsonl", str(rooms), "--jobs", "1")
+    two = run("score", "--jsonl", str(rooms), "--jobs", "2")
+    assert one.returncode == two.returncode == 0
+    assert one.stdout == two.stdout
+    answers = [json.loads(line) for line in one.stdout.splitlines()]
+    assert len(answers) == 602
+    assert answers[100]["status"] == 400 and answers[101]["status"] == 400
+    refused = sum(1 for a in answers if "status" in a)
+    for done in (one, two):
+        assert done.stderr.strip().startswith(f"maubinh score: 602 lines, {refused} refused, ")
+
+
+def test_output_to_a_file(tmp_path: Path) -> None:
+    rooms = _rooms_file(tmp_path, 50)
+    out = tmp_path / "out.jsonl"
+    done = run("score", "--jsonl", str(rooms), "-o", str(out))
+    assert done.returncode == 0 and done.stdout == ""
+    assert len(out.read_text().splitlines()) == 52
+    single = tmp_path / "e1.json"
+    single.write_text(json.dumps(E1))
+    assert run("score", str(single), "-o", str(tmp_path / "e1.out")).returncode == 0
+    assert json.loads((tmp_path / "e1.out").read_text())["players"][0]["amount"] == -9000
+
+
+def test_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    """stderr on a pty: a tqdm bar (lines, rate); otherwise only the summary line."""
+    import os
+    import pty
+
+    rooms = _rooms_file(tmp_path, 300)
+    quiet = run("score", "--jsonl", str(rooms), "-o", str(tmp_path / "a.jsonl"))
+    assert quiet.stderr.count("\n") == 1
+    import fcntl
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal has a size
+    script = Path(sys.executable).with_name("maubinh")
+    process = subprocess.Popen(
+        [str(script), "score", "--jsonl", str(rooms), "-o", str(tmp_path / "b.jsonl")],
+        stderr=follower,
+        stdout=subprocess.DEVNULL,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert process.wait(timeout=60) == 0
+    os.close(leader)
+    text = seen.decode(errors="replace")
+    assert "302/302" in text and "lines/s" in text
+    assert "maubinh score: 302 lines" in text
+
+
+def test_scoring_imports_neither_numpy_nor_the_advisor(tmp_path: Path) -> None:
+    path = tmp_path / "e1.json"
+    path.write_text(json.dumps(E1))
+    code = (
+        "import sys\n"
+        "from service.cli import main\n"
+        f"assert main(['score', {str(path)!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0\n"
+        "print(sorted(m for m in ('numpy', 'service.arrange', 'flask', 'jsonschema') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

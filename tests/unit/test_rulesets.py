@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.rulesets import RulesetError, all_rulesets, build_ruleset, get_ruleset, with_defaults
+from service.rulesets import RulesetError, all_rulesets, build_ruleset, check_document, get_ruleset, with_defaults
 from service.rulesets.catalogue import builtin_catalogue
 
 FILES = Path(__file__).resolve().parents[2] / "service" / "rulesets" / "builtin"
@@ -173,3 +173,10 @@ def test_no_code_names_a_ruleset() -> None:
         strings = _code_strings(ast.parse(path.read_text("utf-8")))
         for ruleset_id in all_rulesets():
             assert not [s for s in strings if ruleset_id in s], f"{path.relative_to(source.parent)} names {ruleset_id}"
+
+
+@pytest.mark.parametrize("ruleset_id", IDS)
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_every_shipped_version_passes_every_check(ruleset_id: str, version: str) -> None:
+    """The catalogue loads the shipped documents unchecked (start-up speed); here they are checked."""
+    assert check_document(with_defaults(raw(ruleset_id, version))) == []
