@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/hands.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/advisor.py
+	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/load.py
 
 clean:

@@ -12,6 +12,7 @@ The rooms, hands written back | middle | front (maubinh-2020 unless a test patch
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -269,3 +270,79 @@ def test_an_amount_past_2_53_is_refused_not_rounded() -> None:
     assert [(f.pointer, f.code) for f in refused.value.faults] == [("/stake", "amount_out_of_range")]
     request["stake"] = 1000
     assert score_document(request)["players"][1]["amount"] == (1001 + 3 + 1) * 100 * 1000
+
+
+# Each knob with a leaver, and with both players fouled
+
+
+def test_bonus_mode_add_with_a_leaver_pays_the_bonus_on_chi_won_by_foul() -> None:
+    """P left (2020 scoops leavers). Q wins all three by foul, add mode: back 1 + 4, middle 1 + 2, front 1
+    = 9; scoop 9 × (3 − 1) = 18; P pays 27, as when P arranged and lost (§9.4 item 9)."""
+    result = heads_up(variant({"bonuses": {"mode": "add"}}), P_CARDS, status="left")
+    assert units(result) == {"P": -27, "Q": 27}
+    assert lines(result, "bonus") == [("bonus", "P", "Q", 4, "back"), ("bonus", "P", "Q", 2, "middle")]
+
+
+def test_scoop_basis_chi_with_a_leaver_is_three_chi() -> None:
+    """P left: Q's chi values 4 + 2 + 1 = 7; the scoop on the chi won is 3 × (3 − 1) = 6; P pays 13."""
+    result = heads_up(variant({"scoop": {"basis": "chi"}}), P_CARDS, status="left")
+    assert units(result) == {"P": -13, "Q": 13}
+
+
+def test_a_leaver_who_is_not_scooped_pays_the_chi_only_whatever_the_basis() -> None:
+    """left_is_scooped false: P pays Q's 7 in chi and bonuses, no scoop, under either basis."""
+    for basis in ("total", "chi"):
+        result = heads_up(
+            variant({"fouls": {"left_is_scooped": False}, "scoop": {"basis": basis}}), P_CARDS, status="left"
+        )
+        assert units(result) == {"P": -7, "Q": 7}
+
+
+def test_both_fouled_nothing_passes_under_any_knob() -> None:
+    q_fouled = "8S 8H 8C 6C 6D | 9S 9D 9C 9H 4D | AH 3D 2C"
+    patches = [
+        {"bonuses": {"mode": "add"}},
+        {"scoop": {"basis": "chi", "sweep_multiplier": 5}},
+        {"fouls": {"foul_is_scoop": False, "fixed_units": 7}},
+        {"fouls": {"foul_multiplier": 3}},
+    ]
+    for patch in patches:
+        result = scored(room(variant(patch), seat("P", P_FOULED), seat("Q", q_fouled)))
+        assert lines(result) == [], patch
+
+
+def test_sweep_and_add_when_every_opponent_fouled() -> None:
+    """3 players, B and C both fouled, foul_is_scoop true: A scoops both by foul and sweeps (× 2). A's
+    chi values in add mode: 5 + 3 + 1 = 9, scoop 9 × (3 × 2 − 1) = 45, so 54 from each; B and C
+    both fouled: nothing between them. A +108, B −54, C −54."""
+    patch = {"bonuses": {"mode": "add"}, "scoop": {"sweep_multiplier": 2}}
+    result = (
+        three(variant(patch), C_FOULED)
+        if False
+        else scored(room(variant(patch), seat("A", Q), seat("B", P_FOULED), seat("C", C_FOULED)))
+    )
+    assert units(result) == {"A": 108, "B": -54, "C": -54}
+
+
+def test_ace_parameters_with_ends_round() -> None:
+    """maubinh-chi-at ends the round on s3's six pairs (6 from each, no chi compared), but the ace
+    settlement still runs (§4) with the variant's figures: s3, holding no ace, pays no_ace_pays 9 to
+    s0, the one holder of two (aces 2/1/1/0)."""
+    from helpers import DECK_TEXT, non_fouling
+
+    six = SIX_PAIRS.replace("|", " ").split()
+    rest = [c for c in DECK_TEXT if c not in six and c[0] != "A"]  # 35 cards
+    random.Random(1).shuffle(rest)
+    hands = [["AS", "AD", *rest[:11]], ["AC", *rest[11:23]], ["AH", *rest[23:]]]
+    aces = {"room_size": 4, "no_ace_pays": 9, "collector_min_aces": 2, "four_aces_receives": 16}
+    players = [seat(f"s{k}", non_fouling(hand)) for k, hand in enumerate(hands)] + [seat("s3", SIX_PAIRS)]
+    result = scored(room(variant({"aces": aces}, "maubinh-chi-at"), *players))
+    assert [p["instant_win"] and p["instant_win"]["pattern"] for p in result["players"]] == [
+        None,
+        None,
+        None,
+        "six_pairs",
+    ]
+    assert lines(result, "instant_win") == [("instant_win", f"s{k}", "s3", 6, None) for k in range(3)]
+    assert {line[0] for line in lines(result)} == {"instant_win", "ace"}
+    assert lines(result, "ace") == [("ace", "s3", "s0", 9, None)]

@@ -1,0 +1,79 @@
+"""The command line: start-up for one room, --jobs on a big file, and the advisor end to end.
+
+Figures from one run, medians where repeated:
+1. `maubinh score room.json` wall time, one room, from process start to exit (goal <= 150 ms);
+2. `maubinh score --jsonl` over N four-player rooms with --jobs 1 and --jobs 2 (goal >= 1.7x);
+3. `maubinh arrange --jsonl` (3 alternatives) over 200 hands: ms per hand from the CLI's own
+   summary line, which times the lines and not the process start (goal <= 1.5 ms per hand).
+Run: .venv/bin/python bench/cli.py [--rooms 100000] [--starts 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rooms import DECK, four_player_rooms
+
+MAUBINH = str(Path(sys.executable).with_name("maubinh"))
+
+
+def wall(*args: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([MAUBINH, *args], capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, done.stderr
+
+
+def summary_seconds(stderr: str) -> float:
+    return float(re.search(r"refused, ([\d.]+) s", stderr).group(1))  # type: ignore[union-attr]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rooms", type=int, default=100_000)
+    parser.add_argument("--starts", type=int, default=15)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="maubinh-cli-"))
+    one = work / "room.json"
+    one.write_text(json.dumps(four_player_rooms(1, seed=3)[0]))
+    rooms = work / "rooms.jsonl"
+    rooms.write_text("".join(json.dumps(r) + "\n" for r in four_player_rooms(args.rooms, seed=5)))
+    rng = random.Random(11)
+    hands = work / "hands.jsonl"
+    hands.write_text(
+        "".join(
+            json.dumps(
+                {"ruleset": ("maubinh-2020", "maubinh-chi-at", "maubinh-bao")[k % 3], "cards": rng.sample(DECK, 13)}
+            )
+            + "\n"
+            for k in range(200)
+        )
+    )
+    out = str(work / "out.jsonl")
+
+    wall("score", str(one))  # warm the file cache
+    starts = sorted(wall("score", str(one), "-o", out)[0] for _ in range(args.starts))
+    jobs1, _ = wall("score", "--jsonl", str(rooms), "--jobs", "1", "-o", out)
+    jobs2, _ = wall("score", "--jsonl", str(rooms), "--jobs", "2", "-o", out)
+    arrange_total, arrange_err = wall("arrange", "--jsonl", str(hands), "--jobs", "1", "-o", out)
+    per_hand = summary_seconds(arrange_err) / 200 * 1000
+
+    print(f"maubinh score, one room, process start to exit: median {statistics.median(starts) * 1000:.0f} ms"
+          f" (min {starts[0] * 1000:.0f}, max {starts[-1] * 1000:.0f}; {args.starts} runs; goal <= 150 ms)")  # fmt: skip
+    print(f"maubinh score --jsonl, {args.rooms:,} rooms: --jobs 1 {jobs1:.1f} s ({args.rooms / jobs1:,.0f} rooms/s),"
+          f" --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s): {jobs1 / jobs2:.2f}x (goal >= 1.7x)")  # fmt: skip
+    print(f"maubinh arrange --jsonl, 200 hands, 3 alternatives: {per_hand:.2f} ms per hand"
+          f" ({arrange_total:.2f} s with process start; goal <= 1.5 ms per hand)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
