@@ -151,7 +151,7 @@ class BatchSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    rooms = fields.List(fields.Raw(), required=True)
+    rooms = fields.List(fields.Raw(allow_none=True), required=True)  # each room is checked on its own
 
 
 BATCH_SCHEMA = BatchSchema()
