@@ -53,6 +53,24 @@ def step_totals(result: dict[str, Any]) -> dict[str, Counter[str]]:
     return totals
 
 
+CLUB = {"base": "maubinh-2020@2", "patch": {"id": "club-hanoi", "title": "CLB", "scoop": {"multiplier": 2}}}
+"""An operator's ruleset file: maubinh-2020 with sập ×2, named club-hanoi."""
+CLUB_E1 = room(
+    "club-hanoi",
+    seat("P", "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"),
+    seat("Q", "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"),
+)
+"""docs/rules.md §10 E1 under club-hanoi: 3 chi + 3 × (2 − 1) scoop, P −6."""
+
+
+def ruleset_folder(directory: Path, **files: Any) -> Path:
+    """An operator's folder: each keyword a file name, each value a document (or raw text)."""
+    for name, document in files.items():
+        text = document if isinstance(document, str) else json.dumps(document)
+        (directory / f"{name}.json").write_text(text, "utf-8")
+    return directory
+
+
 def golden_cases(name: str = "public.jsonl") -> list[dict[str, Any]]:
     """The cases of tests/golden/<name> (see tests/golden/README.md)."""
     text = (GOLDEN_DIR / name).read_text("utf-8")

@@ -2,51 +2,37 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
-from helpers import room, seat
+from helpers import CLUB, CLUB_E1, ruleset_folder
 
 from service.api import create_app
 from service.rulesets.catalogue import OperatorFileError
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
-E1 = room(
-    "club-hanoi",
-    seat("P", "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"),
-    seat("Q", "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"),
-)
-GOOD = {"base": "maubinh-2020@2", "patch": {"id": "club-hanoi", "title": "CLB", "scoop": {"multiplier": 2}}}
-
-
-def folder(tmp_path: Path, **files: Any) -> Path:
-    for name, document in files.items():
-        text = document if isinstance(document, str) else json.dumps(document)
-        (tmp_path / f"{name}.json").write_text(text, "utf-8")
-    return tmp_path
 
 
 def test_an_operator_ruleset_is_listed_served_and_scores_by_id(tmp_path: Path) -> None:
-    client = create_app({"log_requests": False, "rulesets_dir": str(folder(tmp_path, club=GOOD))}).test_client()
+    client = create_app({"log_requests": False, "rulesets_dir": str(ruleset_folder(tmp_path, club=CLUB))}).test_client()
     listed = {r["id"]: r for r in client.get("/v1/rulesets").get_json()["rulesets"]}
     assert listed["club-hanoi"]["base"]["id"] == "maubinh-2020"
     assert listed["club-hanoi"]["versions"] == ["2"]
     served = client.get("/v1/rulesets/club-hanoi").get_json()
     assert served["scoop"] == {"multiplier": 2, "basis": "total", "sweep_multiplier": 1}
     assert served["version"] == "2" and served["base"]["version"] == "2"
-    scored = client.post("/v1/score", json=E1).get_json()
+    scored = client.post("/v1/score", json=CLUB_E1).get_json()
     assert scored["ruleset"]["id"] == "club-hanoi" and scored["ruleset"]["digest"] == served["digest"]
     assert [p["units"] for p in scored["players"]] == [-6, 6]  # 3 chi + 3 × (2 − 1)
-    pinned = client.post("/v1/score", json={**E1, "ruleset": "club-hanoi@2"}).get_json()
+    pinned = client.post("/v1/score", json={**CLUB_E1, "ruleset": "club-hanoi@2"}).get_json()
     assert pinned["ruleset"]["digest"] == served["digest"]
     # a request may patch an operator's ruleset in turn
     patched = client.post(
-        "/v1/score", json={**E1, "ruleset": {"base": "club-hanoi", "patch": {"scoop": {"multiplier": 4}}}}
+        "/v1/score", json={**CLUB_E1, "ruleset": {"base": "club-hanoi", "patch": {"scoop": {"multiplier": 4}}}}
     )
     assert patched.get_json()["ruleset"]["id"] == "club-hanoi~custom"
     assert [p["units"] for p in patched.get_json()["players"]] == [-12, 12]
@@ -69,7 +55,7 @@ def test_an_operator_ruleset_is_listed_served_and_scores_by_id(tmp_path: Path) -
 def test_a_bad_operator_file_stops_the_app_naming_file_pointer_and_fault(
     tmp_path: Path, document: Any, says: str
 ) -> None:
-    directory = folder(tmp_path, good=GOOD, zbad=document)
+    directory = ruleset_folder(tmp_path, good=CLUB, zbad=document)
     with pytest.raises(OperatorFileError) as refused:
         create_app({"log_requests": False, "rulesets_dir": str(directory)})
     assert str(refused.value).startswith(str(directory / "zbad.json"))
@@ -78,7 +64,7 @@ def test_a_bad_operator_file_stops_the_app_naming_file_pointer_and_fault(
 
 def test_two_files_may_not_claim_one_id(tmp_path: Path) -> None:
     with pytest.raises(OperatorFileError, match=r"also the id in a\.json"):
-        create_app({"log_requests": False, "rulesets_dir": str(folder(tmp_path, a=GOOD, b=GOOD))})
+        create_app({"log_requests": False, "rulesets_dir": str(ruleset_folder(tmp_path, a=CLUB, b=CLUB))})
 
 
 def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: FlaskClient) -> None:

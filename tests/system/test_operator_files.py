@@ -8,30 +8,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-from helpers import room, seat
+from helpers import CLUB, CLUB_E1, ruleset_folder
 from server import call, free_port, start
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
-E1 = room(
-    "club-hanoi",
-    seat("P", "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"),
-    seat("Q", "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"),
-)
-GOOD = {"base": "maubinh-2020@2", "patch": {"id": "club-hanoi", "title": "CLB", "scoop": {"multiplier": 2}}}
-
-
-def folder(tmp_path: Path, **files: Any) -> Path:
-    for name, document in files.items():
-        text = document if isinstance(document, str) else json.dumps(document)
-        (tmp_path / f"{name}.json").write_text(text, "utf-8")
-    return tmp_path
 
 
 def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: Path) -> None:
-    folder(tmp_path, good=GOOD, bad={"base": "maubinh-2020", "patch": {"id": "y", "sap_lang": 1}})
+    ruleset_folder(tmp_path, good=CLUB, bad={"base": "maubinh-2020", "patch": {"id": "y", "sap_lang": 1}})
     ok = subprocess.run(
         [MAUBINH, "rulesets", "check", str(tmp_path / "good.json")], capture_output=True, text=True, check=False
     )
@@ -48,9 +34,9 @@ def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: 
 
 
 def test_the_cli_scores_under_the_operator_s_rulesets_too(tmp_path: Path) -> None:
-    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))}
+    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(ruleset_folder(tmp_path, club=CLUB))}
     scored = subprocess.run(
-        [MAUBINH, "score", "-"], input=json.dumps(E1), capture_output=True, text=True, env=env, check=False
+        [MAUBINH, "score", "-"], input=json.dumps(CLUB_E1), capture_output=True, text=True, env=env, check=False
     )
     assert scored.returncode == 0, scored.stdout
     assert json.loads(scored.stdout)["ruleset"]["id"] == "club-hanoi"
@@ -69,7 +55,7 @@ def test_the_shipped_example_checks_clean() -> None:
 
 
 def test_serve_with_a_bad_file_exits_non_zero_naming_it(tmp_path: Path) -> None:
-    directory = folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
+    directory = ruleset_folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
     env = {**os.environ, "MAUBINH_RULESETS_DIR": str(directory), "MAUBINH_LOG_REQUESTS": "off"}
     started = subprocess.run(
         [MAUBINH, "serve", "--port", str(free_port())], capture_output=True, text=True, env=env, timeout=60, check=False
@@ -79,9 +65,9 @@ def test_serve_with_a_bad_file_exits_non_zero_naming_it(tmp_path: Path) -> None:
 
 
 def test_serve_with_a_good_folder_serves_and_scores_it(tmp_path: Path) -> None:
-    base, process = start({"MAUBINH_RULESETS_DIR": str(folder(tmp_path, club=GOOD))})
+    base, process = start({"MAUBINH_RULESETS_DIR": str(ruleset_folder(tmp_path, club=CLUB))})
     try:
-        status, body = call(base, "/v1/score", E1)
+        status, body = call(base, "/v1/score", CLUB_E1)
         assert status == 200 and json.loads(body)["ruleset"]["id"] == "club-hanoi"
         assert call(base, "/readyz")[0] == 200
     finally:
