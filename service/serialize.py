@@ -143,9 +143,11 @@ def problem_json(
     return out
 
 
-MAX_FAULTS_LISTED = 500
+MAX_FAULTS_LISTED = 120
 """A request can hold tens of thousands of faults (a 60 KB array of junk); past this many the
-list is cut, so that a small request cannot ask for a huge answer. The detail gives the total."""
+list is cut, so that a small request cannot ask for a huge answer (nor a batch of 500 such rooms a
+25 MB one). No room of 2 to 4 players can have more: 4 × (13 + 5 + 5 + 3) cards and a few fields
+each. The detail gives the total."""
 
 
 def rejected_json(faults: list[Fault]) -> dict[str, Any]:

@@ -21,6 +21,9 @@ from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 
 MAX_STAKE = 10**12
+MOST_CARDS = 13
+"""No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
+so that one 8 MiB batch cannot make the service check (and list) millions of cards."""
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 PLAYER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 STATUSES = ("arranged", "timed_out", "left")
@@ -87,6 +90,8 @@ class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
             found = tuple(SPELLINGS.get(text) if type(text) is str else None for text in value)
             if None not in found:
                 return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
+        if len(value) > MOST_CARDS:
+            raise ValidationError(f"{attr} holds {self.size} cards, not {len(value)}; they were not checked one by one")
         errors: dict[str | int, list[str]] = {}
         if len(value) != self.size:
             errors[SELF] = [f"{attr} holds {self.size} cards, not {len(value)}"]
@@ -273,7 +278,7 @@ def _duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...]
             continue
         for key in card_keys:
             cards = player.get(key)
-            if not isinstance(cards, list | tuple):
+            if not isinstance(cards, list | tuple) or len(cards) > MOST_CARDS:
                 continue
             for k, item in enumerate(cards):
                 card = item if isinstance(item, Card) else SPELLINGS.get(item) if isinstance(item, str) else None

@@ -209,7 +209,21 @@ def test_a_huge_players_array_is_refused_on_its_length_alone() -> None:
     assert reported == [("/players", "a room seats 2 to 4 players, not 20000; the players were not checked one by one")]
 
 
-def test_a_long_list_of_faults_is_cut_at_500_with_the_total_in_the_detail() -> None:
+def test_a_long_list_of_faults_is_cut_at_120_with_the_total_in_the_detail() -> None:
     body = rejected_json([Fault(f"/x/{k}", "m") for k in range(600)])
-    assert len(body["errors"]) == 500
-    assert "600 places" in body["detail"] and "first 500" in body["detail"]
+    assert len(body["errors"]) == 120
+    assert "600 places" in body["detail"] and "first 120" in body["detail"]
+
+
+def test_every_fault_of_the_worst_real_room_is_listed() -> None:
+    """Four players, every card of both forms bad: 4 × (5 + 5 + 3 + 13) card faults, plus each form
+    sent twice; every one is listed, none cut."""
+    bad = {"id": "p", "back": ["1S"] * 5, "middle": ["1S"] * 5, "front": ["1S"] * 3, "cards": ["1S"] * 13}
+    reported = faults({"ruleset": "maubinh-2020", "players": [{**bad, "id": f"p{k}"} for k in range(4)]})
+    assert 4 * 26 <= len(reported) <= 120
+
+
+def test_a_card_list_longer_than_any_hand_is_refused_on_its_length_alone() -> None:
+    room = {"ruleset": "maubinh-2020", "players": [{"id": "p", "back": ["x"] * 100_000}, {"id": "q"}]}
+    reported = [f for f in faults(room) if f[0].startswith("/players/0/back")]
+    assert reported == [("/players/0/back", "back holds 5 cards, not 100000; they were not checked one by one")]
