@@ -14,12 +14,13 @@ from pathlib import Path
 
 import yaml
 
-from service.documents import score_document
+from service.documents import score_document, verify_document
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = {  # marker: (path, example name, operation)
     "score-e1": ("/v1/score", "E1", score_document),
     "score-house-rules": ("/v1/score", "house-rules", score_document),
+    "verify-missing-scoop": ("/v1/verify", "missing-scoop", verify_document),
 }
 
 

@@ -2,6 +2,8 @@
 
 maubinh score room.json          one room; exit 1 with the problem if rejected
 maubinh score --jsonl - < rooms  one result (or problem) per input line
+maubinh verify claim.json        a room and the settlement a backend claims; exit 1 unless they agree
+maubinh verify --jsonl claims    one line per disagreement (or refusal), a summary; exit 1 if any disagree
 maubinh evaluate hand.json       name the hands of one arrangement
 maubinh arrange cards.json       suggest an arrangement (gợi ý)
 maubinh rulesets [ID]            list the rulesets, or print one whole (ID may be pinned: id@1)
@@ -74,11 +76,19 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
             if not args.jsonl:
                 status, body = answer(OPERATIONS[name], source.read(), catalogue)
                 out.write(dumps(body) + b"\n")
-                return 0 if status == 200 else EXIT_REJECTED
+                return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
             progress = _progress_bar(args.file)
             done = jsonl.run(name, source, out, args.jobs, progress)
             if progress is not None:
                 progress.close()
+            if name == "verify":
+                disagree = done.lines - done.refused - done.agreed
+                print(
+                    f"maubinh verify: {done.lines} rooms checked, {done.agreed} agree, {disagree} disagree,"
+                    f" {done.refused} refused, {done.seconds:.2f} s",
+                    file=sys.stderr,
+                )
+                return EXIT_REJECTED if disagree else 0
             print(f"maubinh {name}: {done.lines} lines, {done.refused} refused, {done.seconds:.2f} s", file=sys.stderr)
         finally:
             if out is not sys.stdout.buffer:

@@ -40,6 +40,9 @@ SEMANTIC_FAULTS = frozenset(
         "invalid_ruleset",
         "ruleset_digest_mismatch",
         "amount_out_of_range",
+        "claim_unknown_player",
+        "claim_missing_player",
+        "claim_not_zero_sum",
     }
 )
 """Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""

@@ -16,7 +16,7 @@ from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
-from service.validation import load_arrange_request, load_arrangement, load_batch, load_room
+from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
 
 MAX_EXACT_AMOUNT = 2**53 - 1
 """The largest integer every JSON client reads exactly: no amount in an answer may pass it."""
@@ -88,6 +88,79 @@ def score_batch_document(raw: Any, catalogue: Catalogue | None = None, max_rooms
     return {"results": results}
 
 
+def _by_step(lines: list[tuple[str, str, str | None, int]], player: str) -> dict[str, int]:
+    """Net amount per step for one player over (payer, payee, step, amount) lines."""
+    net: dict[str, int] = {}
+    for payer, payee, step, amount in lines:
+        key = step or "unstated"
+        if player in (payer, payee):
+            net[key] = net.get(key, 0) + (amount if payee == player else -amount)
+    return net
+
+
+def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim: Claim) -> dict[str, list[Any]]:
+    """Claimed lines against computed ones, matched by payer, payee and step (amounts summed per key;
+    a claimed line without a step is matched by payer and payee alone)."""
+    assert claim.ledger is not None
+    stepless = all(line.step is None for line in claim.ledger)
+    totals: dict[tuple[str, str, str | None], list[int]] = {}
+    for payer, payee, step, amount in computed:
+        totals.setdefault((payer, payee, None if stepless else step), [0, 0])[0] += amount
+    for line in claim.ledger:
+        totals.setdefault((line.payer, line.payee, line.step), [0, 0])[1] += line.amount
+    out: dict[str, list[Any]] = {"missing": [], "extra": [], "different": []}
+    for (payer, payee, step), (mine, theirs) in totals.items():
+        entry = {"payer": payer, "payee": payee, "step": step}
+        if theirs == 0:
+            out["missing"].append({**entry, "computed": mine})
+        elif mine == 0:
+            out["extra"].append({**entry, "claimed": theirs})
+        elif mine != theirs:
+            out["different"].append({**entry, "computed": mine, "claimed": theirs})
+    return out
+
+
+def verify_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
+    room, claim = load_verification(raw, catalogue)
+    result = score(room)
+    _check_amounts(result)
+    body = result_json(result)
+    stake = room.stake
+    computed: list[tuple[str, str, str | None, int]] = [
+        (line.payer, line.payee, line.step, line.units * stake) for line in result.ledger
+    ]
+    claimed: list[tuple[str, str, str | None, int]] | None = None
+    if claim.ledger is not None:
+        claimed = [(each.payer, each.payee, each.step, each.amount) for each in claim.ledger]
+    players = []
+    for player in result.players:
+        mine, theirs = player.units * stake, claim.amounts[player.id]
+        entry: dict[str, Any] = {"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine}
+        if theirs != mine:
+            steps = _by_step(computed, player.id)
+            if claimed is None:
+                entry["explanation"] = [f"computed {step} {amount:+d}" for step, amount in steps.items()] + [
+                    f"the claim gives {theirs:+d} in all, {theirs - mine:+d} from the computed {mine:+d}"
+                ]
+            else:
+                said = _by_step(claimed, player.id)
+                entry["explanation"] = [
+                    f"computed {step} {steps.get(step, 0):+d}, the claim implies {said.get(step, 0):+d}"
+                    for step in dict.fromkeys([*steps, *said])
+                    if steps.get(step, 0) != said.get(step, 0)
+                ]
+        players.append(entry)
+    ledger = None if claim.ledger is None else _ledger_differences(computed, claim)
+    agrees = all(p["difference"] == 0 for p in players) and (ledger is None or not any(ledger.values()))
+    return {"agrees": agrees, "players": players, "ledger": ledger, "result": body}
+
+
+def settles(status: int, body: dict[str, Any]) -> bool:
+    """A verify answer whose claim agrees: the batch tools count it and write only disagreements."""
+    return status == 200 and body.get("agrees") is True
+
+
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
     ruleset, arrangement = load_arrangement(raw, catalogue)
@@ -120,6 +193,7 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, 
 
 Operation = Callable[[Any, Catalogue | None], dict[str, Any]]
 OPERATIONS: dict[str, Operation] = {
+    "verify": verify_document,
     "score": score_document,
     "evaluate": evaluate_document,
     "arrange": arrange_document,

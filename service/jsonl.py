@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from service.documents import OPERATIONS, answer
+from service.documents import OPERATIONS, answer, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps
 
@@ -27,6 +27,8 @@ class Summary:
     lines: int
     refused: int
     seconds: float
+    agreed: int = 0
+    """For verify: the rooms whose claim agrees, which are counted and not written."""
 
 
 _worker: tuple[str, Catalogue] | None = None
@@ -37,17 +39,21 @@ def _start_worker(name: str) -> None:
     _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None))
 
 
-def _answer_chunk(lines: list[bytes]) -> tuple[bytes, int, int]:
-    """(the answers' bytes, how many were refused, how many lines) for one chunk, in a worker."""
+def _answer_chunk(lines: list[bytes]) -> tuple[bytes, int, int, int]:
+    """(the answers' bytes, how many were refused, how many lines, how many settled claims agreed)
+    for one chunk, in a worker. An agreeing verify answer is counted, not written."""
     assert _worker is not None
     name, catalogue = _worker
     out = []
-    refused = 0
+    refused = agreed = 0
     for line in lines:
         status, body = answer(OPERATIONS[name], line, catalogue)
         refused += status != 200
+        if settles(status, body):
+            agreed += 1
+            continue
         out.append(dumps(body) + b"\n")
-    return b"".join(out), refused, len(lines)
+    return b"".join(out), refused, len(lines), agreed
 
 
 def _chunks(lines: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
@@ -72,25 +78,26 @@ def cores() -> int:
 def run(name: str, source: Iterable[bytes], out: BinaryIO, jobs: int, progress: object = None) -> Summary:
     """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance."""
     started = time.perf_counter()
-    lines = refused = 0
+    lines = refused = agreed = 0
     if jobs <= 1:
         _start_worker(name)
-        results: Iterable[tuple[bytes, int, int]] = map(_answer_chunk, _chunks(source, 1))
+        results: Iterable[tuple[bytes, int, int, int]] = map(_answer_chunk, _chunks(source, 1))
         pool = None
     else:
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
         pool = context.Pool(jobs, initializer=_start_worker, initargs=(name,))
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK))
     try:
-        for text, chunk_refused, count in results:
+        for text, chunk_refused, count, chunk_agreed in results:
             out.write(text)
             out.flush()
             lines += count
             refused += chunk_refused
+            agreed += chunk_agreed
             if progress is not None:
                 progress.update(count)  # type: ignore[attr-defined]
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-    return Summary(lines, refused, time.perf_counter() - started)
+    return Summary(lines, refused, time.perf_counter() - started, agreed)

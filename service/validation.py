@@ -9,7 +9,8 @@ one bad card does not hide a duplicate elsewhere. Used by the CLI and the API.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
@@ -19,6 +20,7 @@ from service.contract import Fault, PlayerEntry, Room, RoomRejected
 from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
+from service.scoring import STEPS
 
 MAX_STAKE = 10**12
 MOST_CARDS = 13
@@ -159,7 +161,30 @@ class BatchSchema(Schema):
     rooms = fields.List(fields.Raw(allow_none=True), required=True)  # each room is checked on its own
 
 
+class ClaimedLineSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    payer = String(required=True)
+    payee = String(required=True)
+    amount = JsonInteger(required=True, validate=validate.Range(min=1))
+    step = String(validate=validate.OneOf(STEPS))
+
+
+class ClaimSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    amounts = fields.Dict(keys=fields.String(), values=JsonInteger(), required=True)
+    ledger = fields.List(fields.Nested(ClaimedLineSchema), validate=validate.Length(max=1000))
+
+
+class VerifySchema(RoomSchema):
+    claimed = fields.Nested(ClaimSchema, required=True)
+
+
 BATCH_SCHEMA = BatchSchema()
+VERIFY_SCHEMA = VerifySchema()
 ROOM_SCHEMA = RoomSchema()
 ARRANGEMENT_SCHEMA = ArrangementSchema()
 ARRANGE_SCHEMA = ArrangeRequestSchema()
@@ -362,11 +387,19 @@ def _oversized_room(raw: Any) -> Fault | None:
 
 def load_room(raw: Any, catalogue: Catalogue | None = None) -> Room:
     """Validate a ``POST /v1/score`` body and build the :class:`Room`."""
+    return _load_room(raw, catalogue, ROOM_SCHEMA, lambda data: [])[0]
+
+
+def _load_room(
+    raw: Any, catalogue: Catalogue | None, schema: Schema, more_faults: Callable[[dict[str, Any]], list[Fault]]
+) -> tuple[Room, dict[str, Any]]:
+    """A room body through ``schema``, with every fault of the room and ``more_faults`` of what it loaded."""
     ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     if oversized := _oversized_room(raw):
         raise RoomRejected([*ruleset_faults, oversized])
-    data, errors = _load(ROOM_SCHEMA, raw)
-    _reject_if(errors, ruleset_faults + _room_rule_faults(raw, ruleset) + _room_duplicates(data, raw))
+    data, errors = _load(schema, raw)
+    faults = ruleset_faults + _room_rule_faults(raw, ruleset) + _room_duplicates(data, raw)
+    _reject_if(errors, faults + (more_faults(data) if data else []))
     assert ruleset is not None
     entries = []
     for player in data["players"]:
@@ -385,7 +418,7 @@ def load_room(raw: Any, catalogue: Catalogue | None = None) -> Room:
                 declare=player.get("declare", False),
             )
         )
-    return Room(ruleset=ruleset, players=tuple(entries), stake=data["stake"], round_id=data.get("round_id"))
+    return Room(ruleset=ruleset, players=tuple(entries), stake=data["stake"], round_id=data.get("round_id")), data
 
 
 def _load_single_hand(
@@ -420,3 +453,60 @@ def load_batch(raw: Any, max_rooms: int) -> list[Any]:
     _reject_if(errors, too_many if count > max_rooms else [])
     rooms: list[Any] = data["rooms"]
     return rooms
+
+
+@dataclass(frozen=True)
+class ClaimedLine:
+    payer: str
+    payee: str
+    amount: int
+    step: str | None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a game backend says it settled: each player's amount and, optionally, its ledger."""
+
+    amounts: dict[str, int]
+    ledger: tuple[ClaimedLine, ...] | None
+
+
+def _claim_faults(data: dict[str, Any]) -> list[Fault]:
+    """A claim must name exactly the room's players, sum to zero, and pay only between them."""
+    players = [p["id"] for p in data["players"]]
+    amounts = data["claimed"]["amounts"]
+    faults = [
+        Fault(f"/claimed/amounts/{_escape(who)}", f"{who[:64]!r} is not a player of this room", "claim_unknown_player")
+        for who in amounts
+        if who not in players
+    ]
+    faults += [
+        Fault("/claimed/amounts", f"no amount claimed for player {who!r}", "claim_missing_player")
+        for who in players
+        if who not in amounts
+    ]
+    if sum(amounts.values()) != 0:
+        total = sum(amounts.values())
+        faults.append(Fault("/claimed/amounts", f"the claimed amounts sum to {total}, not 0", "claim_not_zero_sum"))
+    for k, line in enumerate(data["claimed"].get("ledger", [])):
+        faults += [
+            Fault(
+                f"/claimed/ledger/{k}/{side}",
+                f"{line[side][:64]!r} is not a player of this room",
+                "claim_unknown_player",
+            )
+            for side in ("payer", "payee")
+            if line[side] not in players
+        ]
+    return faults
+
+
+def load_verification(raw: Any, catalogue: Catalogue | None = None) -> tuple[Room, Claim]:
+    """Validate a ``POST /v1/verify`` body: a room (as for /v1/score) and what was claimed for it."""
+    room, data = _load_room(raw, catalogue, VERIFY_SCHEMA, _claim_faults)
+    claimed = data["claimed"]
+    ledger = claimed.get("ledger")
+    lines = None
+    if ledger is not None:
+        lines = tuple(ClaimedLine(each["payer"], each["payee"], each["amount"], each.get("step")) for each in ledger)
+    return room, Claim(dict(claimed["amounts"]), lines)

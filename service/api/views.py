@@ -17,6 +17,7 @@ from service.documents import (
     loads,
     score_batch_document,
     score_document,
+    verify_document,
 )
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
@@ -61,6 +62,11 @@ def score_batch() -> Response:
     body = score_batch_document(_json_body(), _catalogue(), settings.max_batch_rooms)
     g.outcome = body
     return _ok(body)
+
+
+@api.post("/v1/verify", provide_automatic_options=False)
+def verify() -> Response:
+    return _answer(verify_document)
 
 
 @api.post("/v1/evaluate", provide_automatic_options=False)

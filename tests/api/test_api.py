@@ -11,7 +11,7 @@ from openapi_spec_validator import validate
 
 from service.api import create_app
 from service.api.config import Settings
-from service.documents import score_document
+from service.documents import score_document, verify_document
 from service.serialize import dumps
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
@@ -233,5 +233,10 @@ def test_openapi_response_examples_are_what_the_service_answers() -> None:
         example = response["examples"][name]["value"]
         assert example == score_document(request), "run scripts/refresh_openapi_examples.py"
         jsonschema.validate(example, schemas)
+    verify = spec["paths"]["/v1/verify"]["post"]
+    claim = verify["requestBody"]["content"]["application/json"]["examples"]["missing-scoop"]["value"]
+    shown = verify["responses"]["200"]["content"]["application/json"]["examples"]["missing-scoop"]["value"]
+    assert shown == verify_document(claim), "run scripts/refresh_openapi_examples.py"
+    assert shown["players"][0]["explanation"] == ["computed scoop -6000, the claim implies +0"]
     # E1 under sập ×2: 3 chi + 3 × (2 − 1) scoop = 6 units, × stake 1000
     assert [p["amount"] for p in response["examples"]["house-rules"]["value"]["players"]] == [-6000, 6000]

@@ -56,7 +56,14 @@ def test_api_honours_openapi_yaml(case: Any) -> None:
     case.call_and_validate()
 
 
-TAKES_INPUT = {"POST /v1/score", "POST /v1/evaluate", "POST /v1/arrange", "GET /v1/rulesets/{id}"}
+TAKES_INPUT = {
+    "POST /v1/score",
+    "POST /v1/score/batch",
+    "POST /v1/verify",
+    "POST /v1/evaluate",
+    "POST /v1/arrange",
+    "GET /v1/rulesets/{id}",
+}
 
 
 def test_every_operation_was_exercised_at_least_100_times_both_ways() -> None:

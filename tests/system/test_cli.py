@@ -186,3 +186,33 @@ def test_scoring_imports_neither_numpy_nor_the_advisor(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _claim(amounts: dict[str, int]) -> str:
+    return json.dumps({**E1, "claimed": {"amounts": amounts}})
+
+
+def test_verify_one_room_exits_1_unless_the_claim_agrees(tmp_path: Path) -> None:
+    agree = run("verify", "-", stdin=_claim({"P": -9000, "Q": 9000}))
+    assert agree.returncode == 0 and json.loads(agree.stdout)["agrees"] is True
+    disagree = run("verify", "-", stdin=_claim({"P": -3000, "Q": 3000}))
+    assert disagree.returncode == 1 and json.loads(disagree.stdout)["players"][0]["difference"] == 6000
+
+
+def test_verify_jsonl_writes_only_disagreements_and_refusals_with_a_summary(tmp_path: Path) -> None:
+    bad_room = json.loads(_claim({"P": -9000, "Q": 9000}))
+    bad_room["players"][1]["back"][0] = "AS"
+    lines = [_claim({"P": -9000, "Q": 9000})] * 5 + [_claim({"P": -3000, "Q": 3000}), json.dumps(bad_room), "{oops"]
+    path = tmp_path / "claims.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    one = run("verify", "--jsonl", str(path), "--jobs", "1")
+    two = run("verify", "--jsonl", str(path), "--jobs", "2")
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout
+    written = [json.loads(line) for line in one.stdout.splitlines()]
+    assert [w.get("agrees", w.get("status")) for w in written] == [False, 422, 400]
+    assert one.stderr.strip().startswith("maubinh verify: 8 rooms checked, 5 agree, 1 disagree, 2 refused, ")
+    agreeing = tmp_path / "ok.jsonl"
+    agreeing.write_text(_claim({"P": -9000, "Q": 9000}) + "\n")
+    quiet = run("verify", "--jsonl", str(agreeing))
+    assert quiet.returncode == 0 and quiet.stdout == ""

@@ -1,0 +1,122 @@
+"""POST /v1/verify: a backend's claimed settlement against the rules, per player, per line, per step.
+
+E1 (docs/rules.md §10) at stake 1000: P pays Q chi 3 × 1000 and a scoop of 6 × 1000.
+Q4 below is E1 with Q's back quads (a back bonus of 3): P pays chi 3000 + bonus 3000 + scoop 12000.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from helpers import golden_cases
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+RIGHT = {"P": -9000, "Q": 9000}
+RIGHT_LEDGER = [
+    {"payer": "P", "payee": "Q", "amount": 1000, "step": "chi"},
+    {"payer": "P", "payee": "Q", "amount": 1000, "step": "chi"},
+    {"payer": "P", "payee": "Q", "amount": 1000, "step": "chi"},
+    {"payer": "P", "payee": "Q", "amount": 6000, "step": "scoop"},
+]
+
+
+def verify(client: FlaskClient, claimed: dict[str, Any], room: dict[str, Any] = E1) -> Any:
+    return client.post("/v1/verify", json={**room, "claimed": claimed})
+
+
+def test_an_agreeing_claim_with_and_without_a_ledger(client: FlaskClient) -> None:
+    for claimed in ({"amounts": RIGHT}, {"amounts": RIGHT, "ledger": RIGHT_LEDGER}):
+        answer = verify(client, claimed)
+        assert answer.status_code == 200
+        body = answer.get_json()
+        assert body["agrees"] is True
+        assert [(p["id"], p["difference"]) for p in body["players"]] == [("P", 0), ("Q", 0)]
+        assert body["result"] == client.post("/v1/score", json=E1).get_json()
+    assert verify(client, {"amounts": RIGHT}).get_json()["ledger"] is None
+
+
+def test_a_missing_scoop_is_named_by_step(client: FlaskClient) -> None:
+    body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": RIGHT_LEDGER[:3]}).get_json()
+    assert body["agrees"] is False
+    p = body["players"][0]
+    assert (p["claimed"], p["computed"], p["difference"]) == (-3000, -9000, 6000)
+    assert p["explanation"] == ["computed scoop -6000, the claim implies +0"]
+    assert body["ledger"] == {
+        "missing": [{"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000}],
+        "extra": [],
+        "different": [],
+    }
+
+
+def test_a_wrong_amount_without_a_ledger_still_shows_the_steps(client: FlaskClient) -> None:
+    body = verify(client, {"amounts": {"P": -8000, "Q": 8000}}).get_json()
+    assert body["agrees"] is False and body["ledger"] is None
+    assert body["players"][0]["explanation"] == [
+        "computed chi -3000",
+        "computed scoop -6000",
+        "the claim gives -8000 in all, +1000 from the computed -9000",
+    ]
+
+
+def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
+    ledger = [
+        *RIGHT_LEDGER[:3],
+        {"payer": "P", "payee": "Q", "amount": 3000, "step": "bonus"},
+        {**RIGHT_LEDGER[3], "amount": 12000},
+    ]
+    body = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}).get_json()
+    assert body["ledger"]["extra"] == [{"payer": "P", "payee": "Q", "step": "bonus", "claimed": 3000}]
+    assert body["ledger"]["different"] == [
+        {"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000, "claimed": 12000}
+    ]
+    assert body["players"][0]["explanation"] == [
+        "computed scoop -6000, the claim implies -12000",
+        "computed bonus +0, the claim implies -3000",
+    ]
+
+
+def test_swapped_payer_and_payee(client: FlaskClient) -> None:
+    swapped = [{**line, "payer": line["payee"], "payee": line["payer"]} for line in RIGHT_LEDGER]
+    body = verify(client, {"amounts": {"P": 9000, "Q": -9000}, "ledger": swapped}).get_json()
+    assert body["agrees"] is False
+    assert {(d["payer"], d["step"]) for d in body["ledger"]["missing"]} == {("P", "chi"), ("P", "scoop")}
+    assert {(d["payer"], d["step"]) for d in body["ledger"]["extra"]} == {("Q", "chi"), ("Q", "scoop")}
+    assert [p["difference"] for p in body["players"]] == [18000, -18000]
+
+
+@pytest.mark.parametrize(
+    ("claimed", "pointer", "code"),
+    [
+        ({"amounts": {"P": -9000}}, "/claimed/amounts", "claim_missing_player"),
+        ({"amounts": {"P": -9000, "Q": 9000, "R": 0}}, "/claimed/amounts/R", "claim_unknown_player"),
+        ({"amounts": {"P": -9000, "Q": 8000}}, "/claimed/amounts", "claim_not_zero_sum"),
+        (
+            {"amounts": RIGHT, "ledger": [{"payer": "P", "payee": "Z", "amount": 1}]},
+            "/claimed/ledger/0/payee",
+            "claim_unknown_player",
+        ),
+        (
+            {"amounts": RIGHT, "ledger": [{"payer": "P", "payee": "Q", "amount": 0}]},
+            "/claimed/ledger/0/amount",
+            "invalid",
+        ),
+        ({}, "/claimed/amounts", "required"),
+    ],
+)
+def test_a_claim_that_cannot_be_checked_is_a_422_at_its_pointer(
+    client: FlaskClient, claimed: Any, pointer: str, code: str
+) -> None:
+    answer = verify(client, claimed)
+    assert answer.status_code == 422
+    assert (pointer, code) in {(e["pointer"], e["code"]) for e in answer.get_json()["errors"]}
+
+
+def test_a_claim_on_a_refused_room_is_the_room_s_422(client: FlaskClient) -> None:
+    bad = copy.deepcopy(E1)
+    bad["players"][1]["back"][0] = "AS"  # P holds AS too
+    answer = verify(client, {"amounts": RIGHT}, bad)
+    assert answer.status_code == 422
+    assert {(e["pointer"], e["code"]) for e in answer.get_json()["errors"]} == {("/players/1/back/0", "duplicate_card")}
