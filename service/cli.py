@@ -2,6 +2,7 @@
 
 maubinh score room.json          one room; exit 1 with the problem if rejected
 maubinh score --jsonl - < rooms  one result (or problem) per input line
+maubinh score --format csv ...   the ledger as a spreadsheet: one row per line
 maubinh verify claim.json        a room and the settlement a backend claims; exit 1 unless they agree
 maubinh verify --jsonl claims    one line per disagreement (or refusal), a summary; exit 1 if any disagree
 maubinh evaluate hand.json       name the hands of one arrangement
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from service import jsonl
+from service import jsonl, spreadsheet
 from service.documents import OPERATIONS, answer
 from service.rulesets.catalogue import (
     RULESETS_DIR_ENV,
@@ -73,12 +74,20 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
         return EXIT_USAGE
     with source:
         try:
+            csv = getattr(args, "format", "json") == "csv"
+            if csv:
+                out.write(spreadsheet.header())
             if not args.jsonl:
                 status, body = answer(OPERATIONS[name], source.read(), catalogue)
-                out.write(dumps(body) + b"\n")
+                if csv and status == 200:
+                    out.write(spreadsheet.ledger_rows(body))
+                elif csv:
+                    sys.stderr.buffer.write(dumps(body) + b"\n")
+                else:
+                    out.write(dumps(body) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
             progress = _progress_bar(args.file)
-            done = jsonl.run(name, source, out, args.jobs, progress)
+            done = jsonl.run(name, source, out, args.jobs, progress, sys.stderr.buffer if csv else None)
             if progress is not None:
                 progress.close()
             if name == "verify":
@@ -144,6 +153,13 @@ def _parser() -> argparse.ArgumentParser:
             help="with --jsonl: worker processes (default: the cores available); answers stay in input order",
         )
         sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")
+        if name == "score":
+            sub.add_argument(
+                "--format",
+                choices=("json", "csv"),
+                default="json",
+                help="csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr",
+            )
     rulesets = commands.add_parser(
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"
     )

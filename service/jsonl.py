@@ -17,6 +17,7 @@ from typing import BinaryIO
 from service.documents import OPERATIONS, answer, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps
+from service.spreadsheet import ledger_rows
 
 CHUNK = 256
 """Lines per message to a worker: large enough that pickling is a small share of the work."""
@@ -31,29 +32,44 @@ class Summary:
     """For verify: the rooms whose claim agrees, which are counted and not written."""
 
 
-_worker: tuple[str, Catalogue] | None = None
+_worker: tuple[str, Catalogue, bool] | None = None
 
 
-def _start_worker(name: str) -> None:
-    global _worker  # noqa: PLW0603 - each worker process holds one operation and its catalogue
-    _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None))
+def _start_worker(name: str, csv: bool = False) -> None:
+    global _worker  # noqa: PLW0603 - each worker process holds one operation, its catalogue, its format
+    _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), csv)
 
 
-def _answer_chunk(lines: list[bytes]) -> tuple[bytes, int, int, int]:
-    """(the answers' bytes, how many were refused, how many lines, how many settled claims agreed)
-    for one chunk, in a worker. An agreeing verify answer is counted, not written."""
+@dataclass(frozen=True)
+class Chunk:
+    """What a worker sends back for a chunk of lines: the bytes to write, the problems to write aside
+    (with --format csv, where a problem is no row), and the counts for the summary."""
+
+    text: bytes
+    aside: bytes
+    lines: int
+    refused: int
+    agreed: int
+
+
+def _answer_chunk(lines: list[bytes]) -> Chunk:
+    """One chunk, in a worker. An agreeing verify answer is counted, not written."""
     assert _worker is not None
-    name, catalogue = _worker
-    out = []
+    name, catalogue, csv = _worker
+    out, aside = [], []
     refused = agreed = 0
     for line in lines:
         status, body = answer(OPERATIONS[name], line, catalogue)
         refused += status != 200
         if settles(status, body):
             agreed += 1
-            continue
-        out.append(dumps(body) + b"\n")
-    return b"".join(out), refused, len(lines), agreed
+        elif csv and status == 200:
+            out.append(ledger_rows(body))
+        elif csv:
+            aside.append(dumps(body) + b"\n")
+        else:
+            out.append(dumps(body) + b"\n")
+    return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed)
 
 
 def _chunks(lines: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
@@ -75,27 +91,39 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def run(name: str, source: Iterable[bytes], out: BinaryIO, jobs: int, progress: object = None) -> Summary:
-    """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance."""
+def run(
+    name: str,
+    source: Iterable[bytes],
+    out: BinaryIO,
+    jobs: int,
+    progress: object = None,
+    csv_aside: BinaryIO | None = None,
+) -> Summary:
+    """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance.
+    With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there."""
+    csv = csv_aside is not None
     started = time.perf_counter()
     lines = refused = agreed = 0
     if jobs <= 1:
-        _start_worker(name)
-        results: Iterable[tuple[bytes, int, int, int]] = map(_answer_chunk, _chunks(source, 1))
+        _start_worker(name, csv)
+        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1))
         pool = None
     else:
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
-        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name,))
+        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv))
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK))
     try:
-        for text, chunk_refused, count, chunk_agreed in results:
-            out.write(text)
+        for chunk in results:
+            out.write(chunk.text)
             out.flush()
-            lines += count
-            refused += chunk_refused
-            agreed += chunk_agreed
+            if chunk.aside and csv_aside is not None:
+                csv_aside.write(chunk.aside)
+                csv_aside.flush()
+            lines += chunk.lines
+            refused += chunk.refused
+            agreed += chunk.agreed
             if progress is not None:
-                progress.update(count)  # type: ignore[attr-defined]
+                progress.update(chunk.lines)  # type: ignore[attr-defined]
     finally:
         if pool is not None:
             pool.close()

@@ -216,3 +216,42 @@ def test_verify_jsonl_writes_only_disagreements_and_refusals_with_a_summary(tmp_
     agreeing.write_text(_claim({"P": -9000, "Q": 9000}) + "\n")
     quiet = run("verify", "--jsonl", str(agreeing))
     assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
+    """RFC 4180: CRLF line ends, a header, fields quoted where they hold a comma or a quote, UTF-8."""
+    import csv
+    import io
+
+    room = {**E1, "round_id": 'bàn 7, "ván" 12'}
+    one = subprocess.run([str(Path(sys.executable).with_name("maubinh")), "score", "-", "--format", "csv"],
+                         input=json.dumps(room).encode(), capture_output=True, check=False)  # fmt: skip
+    assert one.returncode == 0
+    assert one.stdout.count(b"\r\n") == 5 and b"\n" not in one.stdout.replace(b"\r\n", b"")
+    rows = list(csv.reader(io.StringIO(one.stdout.decode("utf-8"), newline="")))
+    assert rows[0] == ["round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule"]
+    assert rows[1] == [
+        'bàn 7, "ván" 12',
+        "1",
+        "chi",
+        "P",
+        "Q",
+        "back",
+        "1",
+        "1000",
+        "docs/rules.md §5: one unit per chi won",
+    ]
+    assert rows[4][2:8] == ["scoop", "P", "Q", "", "6", "6000"]
+    assert '"bàn 7, ""ván"" 12"' in one.stdout.decode("utf-8")
+
+
+def test_a_jsonl_spreadsheet_has_one_header_and_sets_problems_aside(tmp_path: Path) -> None:
+    rooms = _rooms_file(tmp_path, 40)
+    one = run("score", "--jsonl", str(rooms), "--format", "csv", "--jobs", "1")
+    two = run("score", "--jsonl", str(rooms), "--format", "csv", "--jobs", "2")
+    assert one.returncode == two.returncode == 0 and one.stdout == two.stdout
+    assert one.stdout.count("round_id,seq") == 1
+    refused = [line for line in one.stderr.splitlines() if line.startswith("{")]
+    assert refused and all(json.loads(line)["status"] in (400, 422) for line in refused)
+    scored = [json.loads(line) for line in run("score", "--jsonl", str(rooms)).stdout.splitlines()]
+    assert len(one.stdout.splitlines()) == 1 + sum(len(s["ledger"]) for s in scored if "ledger" in s)
