@@ -224,7 +224,10 @@ _FIELD_ORDER = {
 
 def _sort_key(fault: Fault) -> tuple[tuple[int, int | str], ...]:
     parts = fault.pointer.split("/")[1:]
-    return tuple((0, int(p)) if p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER))) for p in parts)
+    # an array index is ASCII digits; "³" is a digit to str.isdigit, but no index (and int() refuses it)
+    return tuple(
+        (0, int(p)) if p.isascii() and p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER))) for p in parts
+    )
 
 
 def _pointer(prefix: str, path: Path) -> str:

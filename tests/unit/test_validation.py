@@ -227,3 +227,16 @@ def test_a_card_list_longer_than_any_hand_is_refused_on_its_length_alone() -> No
     room = {"ruleset": "maubinh-2020", "players": [{"id": "p", "back": ["x"] * 100_000}, {"id": "q"}]}
     reported = [f for f in faults(room) if f[0].startswith("/players/0/back")]
     assert reported == [("/players/0/back", "back holds 5 cards, not 100000; they were not checked one by one")]
+
+
+@pytest.mark.parametrize("key", ["³", "²⁵", "٣", "①"])
+def test_a_key_made_of_non_ascii_digits_is_a_fault_not_a_crash(key: str) -> None:
+    """Found by fuzzing /v1/verify: "³".isdigit() is true but int("³") raises, and the fault sort crashed."""
+    with pytest.raises(RoomRejected) as refused:
+        score_document({"ruleset": "maubinh-2020", "players": [], key: 1})
+    assert ("/" + key, "unknown_field") in [(f.pointer, f.code) for f in refused.value.faults]
+    from service.documents import verify_document
+
+    claim = {"ruleset": "maubinh-2020", "players": [{"id": "P"}, {"id": "Q"}], "claimed": {"amounts": {key: 0}}}
+    with pytest.raises(RoomRejected):
+        verify_document(claim)
