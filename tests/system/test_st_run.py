@@ -11,7 +11,10 @@ import yaml
 from server import start
 
 ROOT = Path(__file__).resolve().parents[2]
-OPERATIONS = sum(len(item) for item in yaml.safe_load((ROOT / "openapi.yaml").read_text("utf-8"))["paths"].values())
+METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+OPERATIONS = sum(
+    len(METHODS & set(item)) for item in yaml.safe_load((ROOT / "openapi.yaml").read_text("utf-8"))["paths"].values()
+)
 
 
 def test_st_run_with_the_shipped_config_passes_every_default_check() -> None:
