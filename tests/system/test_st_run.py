@@ -30,6 +30,6 @@ def test_st_run_with_the_shipped_config_passes_every_default_check() -> None:
     assert ran.returncode == 0, ran.stdout[-4000:]
     summary = ran.stdout[ran.stdout.rindex("SUMMARY") :]
     assert "failed" not in summary, summary
-    assert f"Tested: {OPERATIONS}" in summary
+    assert f"Tested: {OPERATIONS - 1}" in summary  # all but /openapi.yaml, the document st loads from
     # Warnings inform, they do not fail a run; the shipped config hides the one it explains.
     print(ran.stdout[ran.stdout.find("WARNINGS") :] if "WARNINGS" in ran.stdout else "no warnings")
