@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from service.contract import Fault, RoomRejected
+from service.contract import Fault, Room, RoomRejected
 from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
@@ -70,10 +70,15 @@ def _check_amounts(result: Result) -> None:
         raise RoomRejected([Fault("/stake", message, "amount_out_of_range")])
 
 
-def score_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
-    result = score(load_room(raw, catalogue))
+def _settle(room: Room) -> tuple[Result, dict[str, Any]]:
+    """Score a room and check its amounts: the answer of /v1/score, and the heart of /v1/verify's."""
+    result = score(room)
     _check_amounts(result)
-    return result_json(result)
+    return result, result_json(result)
+
+
+def score_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    return _settle(load_room(raw, catalogue))[1]
 
 
 def score_batch_document(raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500) -> dict[str, Any]:
@@ -123,15 +128,13 @@ def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim:
 def verify_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
     room, claim = load_verification(raw, catalogue)
-    result = score(room)
-    _check_amounts(result)
-    body = result_json(result)
+    result, body = _settle(room)
     stake = room.stake
     computed: list[tuple[str, str, str | None, int]] = [
         (line.payer, line.payee, line.step, line.units * stake) for line in result.ledger
     ]
     claimed: list[tuple[str, str, str | None, int]] | None = None
-    if claim.ledger is not None:
+    if claim.ledger is not None and any(each.step for each in claim.ledger):  # lines without steps explain no step
         claimed = [(each.payer, each.payee, each.step, each.amount) for each in claim.ledger]
     players = []
     for player in result.players:

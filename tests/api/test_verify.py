@@ -120,3 +120,15 @@ def test_a_claim_on_a_refused_room_is_the_room_s_422(client: FlaskClient) -> Non
     answer = verify(client, {"amounts": RIGHT}, bad)
     assert answer.status_code == 422
     assert {(e["pointer"], e["code"]) for e in answer.get_json()["errors"]} == {("/players/1/back/0", "duplicate_card")}
+
+
+def test_a_claimed_ledger_without_steps_is_matched_by_payer_and_payee(client: FlaskClient) -> None:
+    """Lines without a step: compared per (payer, payee) in all, and explained like an amounts-only claim."""
+    lines = [{"payer": "P", "payee": "Q", "amount": 3000}]
+    body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": lines}).get_json()
+    assert body["ledger"]["different"] == [
+        {"payer": "P", "payee": "Q", "step": None, "computed": 9000, "claimed": 3000}
+    ]
+    assert body["players"][0]["explanation"][-1] == "the claim gives -3000 in all, +6000 from the computed -9000"
+    agreeing = verify(client, {"amounts": RIGHT, "ledger": [{"payer": "P", "payee": "Q", "amount": 9000}]}).get_json()
+    assert agreeing["agrees"] is True
