@@ -1,65 +1,168 @@
-"""Build the advisor's field tables (service/data/field-<wheel>.npz) by simulation.
+"""Build the advisor's field tables (service/data/field-<name>.npz) by simulation.
 
-The field is what one opponent holds at each position: random 13-card hands from a full deck,
-arranged by the lexicographic rule (strongest back, then middle, then front). Seeded and
-re-runnable: the same seed and sample count give the same file.
+A field is what one opponent holds at each position. Two kinds ship:
 
-Run: .venv/bin/python scripts/build_field.py [--samples 100000] [--seed 2026] [--wheel second|lowest]
+- ``weak`` (``field-<wheel>.npz``): random 13-card hands arranged by the lexicographic rule
+  (strongest back, then middle, then front).
+- ``strong`` (``field-strong-<ruleset>.npz``, one per built-in ruleset): opponents who arrange
+  as the advisor does. Built by fictitious play: round k draws fresh hands and arranges each
+  with the advisor playing against the average of rounds 1..k-1 (round 1 plays against the weak
+  field); the table is the average of every round's arrangements. After each round the script
+  prints the model regret of the field it just played against: over the round's first
+  ``--regret-hands`` hands, the expected units (against this round's arrangements) of the best
+  split minus those of the split the advisor chose. Rounds stop when that regret falls by less
+  than ``--min-gain`` of itself, or after ``--rounds``.
+
+Seeded and re-runnable: the same arguments give the same files.
+
+Run: .venv/bin/python scripts/build_field.py weak [--samples 100000] [--seed 2026]
+     .venv/bin/python scripts/build_field.py strong [--ruleset maubinh-2020 ...] [--hands 25000]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
 from pathlib import Path
 
 import numpy as np
 
-from service.arrange import COMBOS3, COMBOS5, evaluate_subsets, lexicographic, splits
-from service.cards import DECK
-from service.hands import POSITIONS
+from service.arrange import (
+    COMBOS3,
+    COMBOS5,
+    Field,
+    Ints,
+    evaluate_subsets,
+    expected_units,
+    field,
+    lexicographic,
+    splits,
+)
+from service.cards import DECK, Card
+from service.hands import POSITIONS, Position, Wheel
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import builtin_catalogue
 
 OUT = Path(__file__).resolve().parents[1] / "service" / "data"
+STRONG_RULESETS = ("maubinh-2020", "maubinh-chi-at", "maubinh-bao")
 
 
-def build(wheel: str, samples: int, seed: int) -> Path:
-    rng = np.random.default_rng(seed)
+def deal(rng: np.random.Generator) -> tuple[Card, ...]:
+    return tuple(sorted(DECK[c] for c in rng.choice(52, size=13, replace=False).tolist()))
+
+
+def strengths_of(subsets_five: Ints, subsets_three: Ints, split: int) -> tuple[int, int, int]:
     back, middle, front = splits()
-    drawn: dict[str, list[int]] = {p: [] for p in POSITIONS}
-    started = time.perf_counter()
-    for _ in range(samples):
-        cards = tuple(DECK[c] for c in rng.choice(52, size=13, replace=False).tolist())
-        subsets = evaluate_subsets(cards, wheel)  # type: ignore[arg-type]
-        split = lexicographic(subsets, wheel)  # type: ignore[arg-type]
-        drawn["back"].append(int(subsets.five[back[split]]))
-        drawn["middle"].append(int(subsets.five[middle[split]]))
-        drawn["front"].append(int(subsets.three[front[split]]))
-    arrays: dict[str, np.ndarray] = {}
-    for position in POSITIONS:
-        strengths, counts = np.unique(np.array(drawn[position], dtype=np.int64), return_counts=True)
-        arrays[f"{position}_strengths"] = strengths
-        arrays[f"{position}_counts"] = counts.astype(np.int64)
-    description = f"random 13-card hands arranged lexicographically (wheel {wheel}), seed {seed}"
-    path = OUT / f"field-{wheel}.npz"
-    np.savez_compressed(
-        path, samples=np.int64(samples), seed=np.int64(seed), description=np.str_(description), **arrays
-    )
-    print(
-        f"{path.name}: {samples:,} hands in {time.perf_counter() - started:.0f} s; "
-        f"distinct strengths {[len(arrays[f'{p}_strengths']) for p in POSITIONS]}"
-    )
-    assert len(COMBOS5) == 1287 and len(COMBOS3) == 286
+    return int(subsets_five[back[split]]), int(subsets_five[middle[split]]), int(subsets_three[front[split]])
+
+
+def counts(drawn: list[tuple[int, int, int]]) -> dict[Position, tuple[Ints, Ints]]:
+    table = np.array(drawn, dtype=np.int64)
+    found: dict[Position, tuple[Ints, Ints]] = {}
+    for column, position in enumerate(POSITIONS):
+        strengths, number = np.unique(table[:, column], return_counts=True)
+        found[position] = (strengths, number.astype(np.int64))
+    return found
+
+
+def save(name: str, drawn: list[tuple[int, int, int]], description: str, **extra: object) -> Path:
+    path = OUT / f"field-{name}.npz"
+    arrays = {
+        f"{p}_{kind}": values
+        for p, pair in counts(drawn).items()
+        for kind, values in zip(("strengths", "counts"), pair, strict=True)
+    }
+    np.savez_compressed(path, samples=np.int64(len(drawn)), description=np.str_(description), **arrays, **extra)  # type: ignore[arg-type]
+    print(f"{path.name}: {len(drawn):,} hands, sha256 {hashlib.sha256(path.read_bytes()).hexdigest()[:16]}")
     return path
+
+
+def build_weak(wheel: Wheel, samples: int, seed: int) -> Path:
+    rng = np.random.default_rng(seed)
+    started = time.perf_counter()
+    drawn = []
+    for _ in range(samples):
+        subsets = evaluate_subsets(deal(rng), wheel)
+        drawn.append(strengths_of(subsets.five, subsets.three, lexicographic(subsets, wheel)))
+    description = f"random 13-card hands arranged lexicographically (wheel {wheel}), seed {seed}"
+    print(f"weak {wheel}: {time.perf_counter() - started:.0f} s")
+    return save(wheel, drawn, description, seed=np.int64(seed))
+
+
+def advisor_round(
+    ruleset: Ruleset, against: Field, hands: int, rng: np.random.Generator, regret_hands: int
+) -> tuple[list[tuple[int, int, int]], float]:
+    """One round: the advisor's arrangements against ``against``, and its model regret there."""
+    drawn, kept = [], []
+    for k in range(hands):
+        subsets = evaluate_subsets(deal(rng), ruleset.wheel)
+        legal, expected = expected_units(subsets, ruleset, against)
+        choice = int(np.argmax(expected))
+        drawn.append(strengths_of(subsets.five, subsets.three, int(legal[choice])))
+        if k < regret_hands:
+            kept.append((subsets, choice))
+    played = Field.from_counts(counts(drawn), len(drawn), "this round")
+    regrets = []
+    for subsets, choice in kept:
+        _, expected = expected_units(subsets, ruleset, played)
+        regrets.append(float(expected.max() - expected[choice]))
+    return drawn, float(np.mean(regrets))
+
+
+def build_strong(ruleset_id: str, hands: int, rounds: int, seed: int, regret_hands: int, min_gain: float) -> Path:
+    ruleset = builtin_catalogue().get(ruleset_id)
+    assert ruleset is not None, ruleset_id
+    rng = np.random.default_rng([seed, *ruleset_id.encode()])
+    against, every = field(ruleset.wheel), []
+    history: list[float] = []
+    started = time.perf_counter()
+    for round_number in range(1, rounds + 1):
+        drawn, regret = advisor_round(ruleset, against, hands, rng, regret_hands)
+        every.extend(drawn)
+        history.append(regret)
+        print(
+            f"{ruleset_id} round {round_number}: model regret against its own play {regret:.4f} units "
+            f"({time.perf_counter() - started:.0f} s)",
+            flush=True,
+        )
+        if len(history) > 1 and history[-2] - regret < min_gain * history[-2]:
+            break
+        against = Field.from_counts(counts(every), len(every), "average so far")
+    description = (
+        f"hands arranged by the advisor for {ruleset.id}@{ruleset.version}: fictitious play, "
+        f"{len(history)} rounds of {hands:,} hands averaged, seed {seed}"
+    )
+    return save(
+        f"strong-{ruleset_id}",
+        every,
+        description,
+        seed=np.int64(seed),
+        rounds=np.int64(len(history)),
+        regret=np.array(history),
+        seconds=np.float64(time.perf_counter() - started),
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--samples", type=int, default=100_000)
+    parser.add_argument("kind", choices=["weak", "strong"])
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--wheel", choices=["second", "lowest"], action="append")
+    parser.add_argument("--samples", type=int, default=100_000, help="weak: hands per wheel")
+    parser.add_argument("--wheel", choices=["second", "lowest"], action="append", help="weak: which wheels")
+    parser.add_argument("--ruleset", choices=STRONG_RULESETS, action="append", help="strong: which rulesets")
+    parser.add_argument("--hands", type=int, default=25_000, help="strong: hands per round")
+    parser.add_argument("--rounds", type=int, default=10, help="strong: at most this many rounds")
+    parser.add_argument("--regret-hands", type=int, default=2_000, help="strong: hands the regret is measured on")
+    parser.add_argument("--min-gain", type=float, default=0.05, help="strong: stop when regret falls less than this")
     args = parser.parse_args()
-    for wheel in args.wheel or ["second", "lowest"]:
-        build(wheel, args.samples, args.seed)
+    assert len(COMBOS5) == 1287 and len(COMBOS3) == 286
+    if args.kind == "weak":
+        for wheel in args.wheel or ["second", "lowest"]:
+            build_weak(wheel, args.samples, args.seed)
+    else:
+        for ruleset_id in args.ruleset or STRONG_RULESETS:
+            build_strong(ruleset_id, args.hands, args.rounds, args.seed, args.regret_hands, args.min_gain)
 
 
 if __name__ == "__main__":

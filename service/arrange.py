@@ -137,23 +137,34 @@ def lexicographic(subsets: Subsets, wheel: Wheel) -> int:
 # The field: per wheel and position, an opponent's strengths and their frequencies.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Field:
+    """One opponent's strength distribution per position; hashed by identity (one per table)."""
+
     strengths: dict[Position, Ints]
     probabilities: dict[Position, Floats]
     samples: int
     description: str
 
+    @classmethod
+    def from_counts(cls, counts: dict[Position, tuple[Ints, Ints]], samples: int, description: str) -> Field:
+        strengths = {p: counts[p][0].astype(np.int64) for p in POSITIONS}
+        probabilities = {p: counts[p][1].astype(np.float64) / samples for p in POSITIONS}
+        return cls(strengths, probabilities, samples, description)
+
 
 @cache
-def field(wheel: Wheel) -> Field:
-    path = resources.files("service").joinpath("data", f"field-{wheel}.npz")
+def field_table(name: str) -> Field:
+    """A shipped table, ``service/data/field-<name>.npz``."""
+    path = resources.files("service").joinpath("data", f"field-{name}.npz")
     with path.open("rb") as stream, np.load(stream) as data:
-        samples = int(data["samples"])
-        strengths = {p: data[f"{p}_strengths"].astype(np.int64) for p in POSITIONS}
-        probabilities = {p: data[f"{p}_counts"].astype(np.float64) / samples for p in POSITIONS}
-        description = str(data["description"])
-    return Field(strengths, probabilities, samples, description)
+        counts = {p: (data[f"{p}_strengths"], data[f"{p}_counts"]) for p in POSITIONS}
+        return Field.from_counts(counts, int(data["samples"]), str(data["description"]))
+
+
+def field(wheel: Wheel) -> Field:
+    """The weak field: random hands arranged lexicographically."""
+    return field_table(wheel)
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
@@ -194,9 +205,8 @@ class _PositionOdds:
 
 
 @lru_cache(maxsize=3 * 64)
-def _tail_values(ruleset: Ruleset, position: Position) -> tuple[Ints, Floats, Floats]:
+def _tail_values(ruleset: Ruleset, position: Position, the_field: Field) -> tuple[Ints, Floats, Floats]:
     """The field at ``position``: strengths, P(opponent < each), and Σ P × value above each."""
-    the_field = field(ruleset.wheel)
     strengths = the_field.strengths[position]
     probabilities = the_field.probabilities[position]
     below = np.concatenate([[0.0], np.cumsum(probabilities)])
@@ -205,8 +215,8 @@ def _tail_values(ruleset: Ruleset, position: Position) -> tuple[Ints, Floats, Fl
     return strengths, below, above_value
 
 
-def _odds(strengths: Ints, ruleset: Ruleset, position: Position) -> _PositionOdds:
-    field_strengths, below, above_value = _tail_values(ruleset, position)
+def _odds(strengths: Ints, ruleset: Ruleset, position: Position, the_field: Field) -> _PositionOdds:
+    field_strengths, below, above_value = _tail_values(ruleset, position, the_field)
     left = np.searchsorted(field_strengths, strengths, side="left")
     right = np.searchsorted(field_strengths, strengths, side="right")
     win = below[left]
@@ -216,12 +226,12 @@ def _odds(strengths: Ints, ruleset: Ruleset, position: Position) -> _PositionOdd
     return _PositionOdds(win, lose, chi_values(strengths, ruleset, position), loss_value)
 
 
-def expected_units(subsets: Subsets, ruleset: Ruleset) -> tuple[Ints, Floats]:
-    """Every legal split and its expected units against one opponent from the field."""
+def expected_units(subsets: Subsets, ruleset: Ruleset, the_field: Field) -> tuple[Ints, Floats]:
+    """Every legal split and its expected units against one opponent from ``the_field``."""
     legal, back, middle, front = legal_splits(subsets)
-    odds_back = _odds(subsets.five, ruleset, "back")
-    odds_middle = _odds(subsets.five, ruleset, "middle")
-    odds_front = _odds(subsets.three, ruleset, "front")
+    odds_back = _odds(subsets.five, ruleset, "back", the_field)
+    odds_middle = _odds(subsets.five, ruleset, "middle", the_field)
+    odds_front = _odds(subsets.three, ruleset, "front", the_field)
     scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
     wins = (
         odds_back.win[back] * odds_back.value[back]
@@ -344,12 +354,12 @@ class Advice:
     legal_splits: int
 
 
-def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0) -> Advice:
+def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, the_field: Field | None = None) -> Advice:
     """Decide for 13 cards; ties go to the lower split of the cards in canonical order."""
     cards = tuple(sorted(cards))
     table = ruleset.hands
     subsets = evaluate_subsets(cards, ruleset.wheel)
-    legal, expected = expected_units(subsets, ruleset)
+    legal, expected = expected_units(subsets, ruleset, the_field or field(ruleset.wheel))
     ranked = _distinct_best(subsets, legal, expected, alternatives + 1)
     play = ranked[0]
     found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))

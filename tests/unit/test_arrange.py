@@ -9,7 +9,7 @@ from helpers import DECK_TEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.arrange import evaluate_subsets, expected_units, legal_splits, lexicographic, split_cards
+from service.arrange import evaluate_subsets, expected_units, field, legal_splits, lexicographic, split_cards
 from service.cards import parse_card, parse_cards
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
@@ -166,7 +166,7 @@ def test_the_advisor_never_expects_less_than_the_lexicographic_floor() -> None:
         for _ in range(20):
             cards = parse_cards(rng.sample(DECK_TEXT, 13))
             subsets = evaluate_subsets(cards, ruleset.wheel)
-            legal, expected = expected_units(subsets, ruleset)
+            legal, expected = expected_units(subsets, ruleset, field(ruleset.wheel))
             floor = lexicographic(subsets, ruleset.wheel)
             assert expected.max() >= expected[list(legal).index(floor)]
 
