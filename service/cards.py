@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from service.texts import Text
+
 RANKS = "23456789TJQKA"
 SUITS = "SCDH"
 SUIT_SYMBOLS = "♠♣♦♥"
@@ -28,7 +30,11 @@ _SUIT_ALIASES = {s: i for i, s in enumerate(SUITS)} | {s: i for i, s in enumerat
 
 
 class CardError(ValueError):
-    """A card text that names no card; the message says exactly why."""
+    """A card text that names no card; the message (a :class:`Text`) says exactly why."""
+
+    def __init__(self, message: Text) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class Card(int):
@@ -79,20 +85,20 @@ def parse_card(text: object) -> Card:
     if found is not None:
         return found
     if not isinstance(text, str):
-        raise CardError(f"a card must be a string such as 'AS', not {type(text).__name__}")
+        raise CardError(Text("card.not_text", kind=type(text).__name__))
     if not text:
-        raise CardError("empty card text")
+        raise CardError(Text("card.empty"))
     if len(text) > 3 or any(c.isspace() for c in text):
-        raise CardError(f"{text!r}: a card is a rank then a suit with no spaces, such as 'AS' or '10♥'")
+        raise CardError(Text("card.too_long", text=text))
     if len(text) < 2:
-        raise CardError(f"{text!r}: a card is a rank then a suit, such as 'AS'")
+        raise CardError(Text("card.too_short", text=text))
     rank_text, suit_text = text[:-1].upper(), text[-1].upper()
     rank = _RANK_ALIASES.get(rank_text)
     suit = _SUIT_ALIASES.get(suit_text)
     if rank is None:
-        raise CardError(f"{text!r}: unknown rank {text[:-1]!r} (use 2-9, T or 10, J, Q, K, A)")
+        raise CardError(Text("card.unknown_rank", text=text, rank=text[:-1]))
     if suit is None:
-        raise CardError(f"{text!r}: unknown suit {text[-1]!r} (use S C D H or ♠ ♣ ♦ ♥)")
+        raise CardError(Text("card.unknown_suit", text=text, suit=text[-1]))
     return DECK[rank * 4 + suit]
 
 

@@ -34,6 +34,7 @@ from service.rulesets.catalogue import (
     load_operator_file,
 )
 from service.serialize import dumps, problem_json, ruleset_json
+from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
 
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
@@ -43,8 +44,8 @@ def _open(path: str) -> BinaryIO:
     return sys.stdin.buffer if path == "-" else open(path, "rb")
 
 
-def _write(document: object) -> None:
-    sys.stdout.buffer.write(dumps(document) + b"\n")
+def _write(document: object, language: Language = "en") -> None:
+    sys.stdout.buffer.write(dumps(document, language) + b"\n")
 
 
 def _catalogue() -> Catalogue:
@@ -82,30 +83,35 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
                 if csv and status == 200:
                     out.write(spreadsheet.ledger_rows(body))
                 elif csv:
-                    sys.stderr.buffer.write(dumps(body) + b"\n")
+                    sys.stderr.buffer.write(dumps(body, args.lang) + b"\n")
                 else:
-                    out.write(dumps(body) + b"\n")
+                    out.write(dumps(body, args.lang) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
             progress = _progress_bar(args.file)
-            done = jsonl.run(name, source, out, args.jobs, progress, sys.stderr.buffer if csv else None)
+            done = jsonl.run(name, source, out, args.jobs, progress, sys.stderr.buffer if csv else None, args.lang)
             if progress is not None:
                 progress.close()
             if name == "verify":
                 disagree = done.lines - done.refused - done.agreed
-                print(
-                    f"maubinh verify: {done.lines} rooms checked, {done.agreed} agree, {disagree} disagree,"
-                    f" {done.refused} refused, {done.seconds:.2f} s",
-                    file=sys.stderr,
+                summary = Text(
+                    "cli.verify_summary",
+                    lines=done.lines,
+                    agreed=done.agreed,
+                    disagreed=disagree,
+                    refused=done.refused,
+                    seconds=done.seconds,
                 )
+                print(f"maubinh verify: {summary.render(args.lang)}", file=sys.stderr)
                 return EXIT_REJECTED if disagree else 0
-            print(f"maubinh {name}: {done.lines} lines, {done.refused} refused, {done.seconds:.2f} s", file=sys.stderr)
+            summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=done.seconds)
+            print(f"maubinh {name}: {summary.render(args.lang)}", file=sys.stderr)
         finally:
             if out is not sys.stdout.buffer:
                 out.close()
     return 0
 
 
-def _rulesets(words: list[str], catalogue: Catalogue) -> int:
+def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int:
     if not words:
         _write({"rulesets": [catalogue.listing(r) for r in catalogue.latest.values()]})
         return 0
@@ -116,7 +122,7 @@ def _rulesets(words: list[str], catalogue: Catalogue) -> int:
         return EXIT_USAGE
     ruleset = catalogue.get(words[0])
     if ruleset is None:
-        _write(problem_json(404, "Not found", catalogue.unknown(words[0])))
+        _write(problem_json(404, Text("problem.not_found"), catalogue.unknown(words[0])), language)
         return EXIT_REJECTED
     _write(ruleset_json(ruleset))
     return 0
@@ -139,6 +145,15 @@ def _check_files(paths: list[str]) -> int:
     return EXIT_REJECTED if bad else 0
 
 
+def _language_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default=DEFAULT_LANGUAGE,
+        help="the language of explanations and messages (codes, steps and rules never change)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="maubinh", description="Mậu Binh scoring: the HTTP API's JSON, offline.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -153,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
             help="with --jsonl: worker processes (default: the cores available); answers stay in input order",
         )
         sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")
+        _language_option(sub)
         if name == "score":
             sub.add_argument(
                 "--format",
@@ -164,6 +180,7 @@ def _parser() -> argparse.ArgumentParser:
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"
     )
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
+    _language_option(rulesets)
     serve = commands.add_parser("serve", help="run the HTTP API under gunicorn")
     serve.add_argument("--host", default=None, help="bind address (default: MAUBINH_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default: MAUBINH_PORT or 8000)")
@@ -182,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"maubinh: MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "rulesets":
-        return _rulesets(args.words, catalogue)
+        return _rulesets(args.words, catalogue, args.lang)
     return _run_operation(args.command, args, catalogue)
 
 

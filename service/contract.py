@@ -13,6 +13,7 @@ from typing import Literal
 from service.cards import Card
 from service.hands import Position
 from service.rulesets import Ruleset
+from service.texts import Text
 
 Status = Literal["arranged", "timed_out", "left"]
 
@@ -22,7 +23,7 @@ class Fault:
     """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""
 
     pointer: str
-    message: str
+    message: Text
     code: str = "invalid"
 
 

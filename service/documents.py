@@ -16,6 +16,7 @@ from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
+from service.texts import Named, Text
 from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
 
 MAX_EXACT_AMOUNT = 2**53 - 1
@@ -27,16 +28,31 @@ class BadDocument(ValueError):
 
 
 def _no_constants(name: str) -> Any:
-    raise BadDocument(f"{name} is not JSON")
+    raise BadDocument(Text("bad_json.constant", name=name))
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise BadDocument(f"the key {key[:64]!r} appears twice in one object")
+            raise BadDocument(Text("bad_json.duplicate_key", key=key[:64]))
         out[key] = value
     return out
+
+
+JSON_ERRORS = {
+    "Expecting value": Named("Expecting value", "thiếu một giá trị"),
+    "Expecting ',' delimiter": Named("Expecting ',' delimiter", "thiếu dấu ','"),
+    "Expecting ':' delimiter": Named("Expecting ':' delimiter", "thiếu dấu ':'"),
+    "Expecting property name enclosed in double quotes": Named(
+        "Expecting property name enclosed in double quotes", "tên khóa phải nằm trong dấu ngoặc kép"
+    ),
+    "Unterminated string starting at": Named("Unterminated string starting at", "chuỗi không được đóng"),
+    "Invalid control character at": Named("Invalid control character at", "ký tự điều khiển không hợp lệ"),
+    "Extra data": Named("Extra data", "thừa dữ liệu sau văn bản JSON"),
+    "Invalid \\escape": Named("Invalid \\escape", "ký tự thoát \\ không hợp lệ"),
+}
+"""Python's JSON parser says what is wrong in English; these are the messages it gives most."""
 
 
 def loads(body: bytes | str) -> Any:
@@ -44,15 +60,16 @@ def loads(body: bytes | str) -> Any:
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as error:
-        raise BadDocument(f"the body is not UTF-8 (byte {error.start})") from error
+        raise BadDocument(Text("bad_json.not_utf8", byte=error.start)) from error
     try:
         return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as error:
-        raise BadDocument(f"not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from error
+        what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
+        raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
     except RecursionError as error:
-        raise BadDocument("the document nests too deeply") from error
+        raise BadDocument(Text("bad_json.too_deep")) from error
     except ValueError as error:  # e.g. an integer of more than 4,300 digits
-        raise BadDocument(f"not JSON this service reads: {str(error)[:120]}") from error
+        raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
 
 
 def _check_amounts(result: Result) -> None:
@@ -63,9 +80,8 @@ def _check_amounts(result: Result) -> None:
         + [abs(units) for pair in result.showdown for units in pair.units.values()]
     )
     if largest * result.room.stake > MAX_EXACT_AMOUNT:
-        message = (
-            f"{largest} units × stake {result.room.stake} = {largest * result.room.stake} passes 2^53 − 1,"
-            " the largest amount every JSON client reads exactly; lower the stake"
+        message = Text(
+            "fault.amount_out_of_range", units=largest, stake=result.room.stake, amount=largest * result.room.stake
         )
         raise RoomRejected([Fault("/stake", message, "amount_out_of_range")])
 
@@ -91,6 +107,18 @@ def score_batch_document(raw: Any, catalogue: Catalogue | None = None, max_rooms
         except RoomRejected as rejected:
             results.append(rejected_json(rejected.faults))
     return {"results": results}
+
+
+STEP_TEXTS = {
+    "instant_win": Text("step.instant_win"),
+    "chi": Text("step.chi"),
+    "bonus": Text("step.bonus"),
+    "scoop": Text("step.scoop"),
+    "foul": Text("step.foul"),
+    "ace": Text("step.ace"),
+    "unstated": Text("step.unstated"),
+}
+"""How a verify explanation names a step (``unstated``: a claimed line that gave none)."""
 
 
 def _by_step(lines: list[tuple[str, str, str | None, int]], player: str) -> dict[str, int]:
@@ -143,13 +171,18 @@ def verify_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, A
         if theirs != mine:
             steps = _by_step(computed, player.id)
             if claimed is None:
-                entry["explanation"] = [f"computed {step} {amount:+d}" for step, amount in steps.items()] + [
-                    f"the claim gives {theirs:+d} in all, {theirs - mine:+d} from the computed {mine:+d}"
-                ]
+                entry["explanation"] = [
+                    Text("verify.computed_step", step=STEP_TEXTS[step], amount=amount) for step, amount in steps.items()
+                ] + [Text("verify.claim_total", claimed=theirs, difference=theirs - mine, computed=mine)]
             else:
                 said = _by_step(claimed, player.id)
                 entry["explanation"] = [
-                    f"computed {step} {steps.get(step, 0):+d}, the claim implies {said.get(step, 0):+d}"
+                    Text(
+                        "verify.step_differs",
+                        step=STEP_TEXTS[step],
+                        computed=steps.get(step, 0),
+                        claimed=said.get(step, 0),
+                    )
                     for step in dict.fromkeys([*steps, *said])
                     if steps.get(step, 0) != said.get(step, 0)
                 ]
@@ -207,7 +240,7 @@ def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
     """The status and problem document for an error of a request's own making, the same for the
     CLI and the HTTP API: 400 for a body that is not JSON, 422 for one that breaks the contract."""
     if isinstance(error, BadDocument):
-        return 400, problem_json(400, "Bad JSON", str(error))
+        return 400, problem_json(400, Text("problem.bad_json"), error.args[0])
     if isinstance(error, RoomRejected):
         return 422, rejected_json(error.faults)
     return None

@@ -28,6 +28,7 @@ from functools import cache
 from typing import Literal
 
 from service.cards import ACE, Card, parse_card
+from service.texts import Named
 
 Wheel = Literal["second", "lowest"]
 Position = Literal["back", "middle", "front"]
@@ -98,6 +99,12 @@ _KIND_NAMES = {
     Kind.FOUR_ACES: ("Four aces", "Tứ quý Át"),
     Kind.TRIP_ACES: ("Trip aces", "Sám Át"),
 }
+
+HAND_NAMES: dict[str, Named] = {
+    **{c.id: Named(c.id, c.name_vi) for c in Category},
+    **{k.value: Named(k.value, k.name_vi) for k in Kind},
+}
+"""A category's or kind's id (a bonus table's key) → its name in each language; English keeps the id."""
 
 WHEEL_RANKS = frozenset({ACE, 0, 1, 2, 3})
 BROADWAY_RANKS = frozenset(range(8, 13))

@@ -18,6 +18,7 @@ from service.documents import OPERATIONS, answer, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps
 from service.spreadsheet import ledger_rows
+from service.texts import Language
 
 CHUNK = 256
 """Lines per message to a worker: large enough that pickling is a small share of the work."""
@@ -32,12 +33,12 @@ class Summary:
     """For verify: the rooms whose claim agrees, which are counted and not written."""
 
 
-_worker: tuple[str, Catalogue, bool] | None = None
+_worker: tuple[str, Catalogue, bool, Language] | None = None
 
 
-def _start_worker(name: str, csv: bool = False) -> None:
+def _start_worker(name: str, csv: bool = False, language: Language = "en") -> None:
     global _worker  # noqa: PLW0603 - each worker process holds one operation, its catalogue, its format
-    _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), csv)
+    _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), csv, language)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Chunk:
 def _answer_chunk(lines: list[bytes]) -> Chunk:
     """One chunk, in a worker. An agreeing verify answer is counted, not written."""
     assert _worker is not None
-    name, catalogue, csv = _worker
+    name, catalogue, csv, language = _worker
     out, aside = [], []
     refused = agreed = 0
     for line in lines:
@@ -66,9 +67,9 @@ def _answer_chunk(lines: list[bytes]) -> Chunk:
         elif csv and status == 200:
             out.append(ledger_rows(body))
         elif csv:
-            aside.append(dumps(body) + b"\n")
+            aside.append(dumps(body, language) + b"\n")
         else:
-            out.append(dumps(body) + b"\n")
+            out.append(dumps(body, language) + b"\n")
     return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed)
 
 
@@ -98,6 +99,7 @@ def run(
     jobs: int,
     progress: object = None,
     csv_aside: BinaryIO | None = None,
+    language: Language = "en",
 ) -> Summary:
     """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance.
     With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there."""
@@ -105,12 +107,12 @@ def run(
     started = time.perf_counter()
     lines = refused = agreed = 0
     if jobs <= 1:
-        _start_worker(name, csv)
+        _start_worker(name, csv, language)
         results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1))
         pool = None
     else:
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
-        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv))
+        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv, language))
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK))
     try:
         for chunk in results:

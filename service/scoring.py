@@ -15,9 +15,10 @@ from typing import Literal, NamedTuple
 
 from service.cards import ACE, Card
 from service.contract import Fault, PlayerEntry, Room, RoomRejected, Status
-from service.hands import POSITIONS, HandValue, Position
-from service.patterns import CardStats, Split, arrangement_patterns, card_patterns, card_stats
+from service.hands import HAND_NAMES, POSITIONS, HandValue, Position
+from service.patterns import PATTERN_NAMES, CardStats, Split, arrangement_patterns, card_patterns, card_stats
 from service.rulesets import Ruleset
+from service.texts import Named, Text
 
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
 STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
@@ -37,7 +38,7 @@ class LedgerLine(NamedTuple):
     payee: str
     units: int
     rule: str
-    explanation: str
+    explanation: Text
     position: Position | None = None
     hands: Mapping[str, str | None] | None = None
 
@@ -90,6 +91,25 @@ def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
     if hands["middle"].strength > hands["back"].strength:
         return "middle_beats_back"
     return None
+
+
+FOUL_REASONS = {
+    "left": "foul_reason.left",
+    "timed_out": "foul_reason.timed_out",
+    "front_beats_middle": "foul_reason.front_beats_middle",
+    "middle_beats_back": "foul_reason.middle_beats_back",
+}
+"""Each ``foul_reason`` code (a machine field) and the text that says it."""
+
+
+def position_name(ruleset: Ruleset, position: Position) -> Named:
+    """A position as a text says it: its id in English, the ruleset's label (Chi 1, chi đầu…) in Vietnamese."""
+    return Named(position, ruleset.labels[position])
+
+
+def foul_reason_text(ruleset: Ruleset, reason: str | None) -> Text:
+    labels = {p: position_name(ruleset, p) for p in POSITIONS}
+    return Text(FOUL_REASONS[reason or "left"], **labels)
 
 
 def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> PlayerResult:
@@ -150,8 +170,10 @@ def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats
             faults.append(
                 Fault(
                     f"/players/{index}/declare",
-                    "declared an instant win (BÁO) but the cards qualify for no pattern of "
-                    f"{ruleset.id}'s table" + (" (the arrangement fouls)" if player.fouled else ""),
+                    Text(
+                        "fault.false_declaration_fouled" if player.fouled else "fault.false_declaration",
+                        ruleset=ruleset.id,
+                    ),
                     "false_declaration",
                 )
             )
@@ -299,7 +321,7 @@ def _line(
     payee: int,
     units: int,
     rule: str,
-    explanation: str,
+    explanation: Text,
     position: Position | None = None,
     hands: Mapping[str, str | None] | None = None,
 ) -> LedgerLine:
@@ -330,7 +352,12 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                 winner,
                 win.units,
                 f"instant_wins.table[{win.pattern}].units",
-                f"{room.players[winner].id} holds {win.pattern}: {win.units} units, no chi compared (docs/rules.md §4)",
+                Text(
+                    "ledger.instant_win",
+                    winner=room.players[winner].id,
+                    pattern=Named(win.pattern, PATTERN_NAMES[win.pattern][1]),
+                    units=win.units,
+                ),
             )
         )
     return lines
@@ -350,7 +377,17 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             info = win.hands[position].info
             lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
             hands = {"payee": info.id, "payer": lost_to}
-            how = f"{lose.id} fouled" if lose.fouled else f"{info.id} beats {lost_to}"
+            where = position_name(room.ruleset, position)
+            if lose.fouled or lost_to is None:
+                how = Text("ledger.chi_foul", position=where, loser=lose.id)
+            else:
+                lost_info = lose.hands[position].info  # type: ignore[index]
+                how = Text(
+                    "ledger.chi",
+                    position=where,
+                    winner_hand=Named(info.id, info.name_vi),
+                    loser_hand=Named(lost_to, lost_info.name_vi),
+                )
             lines.append(
                 _line(
                     room,
@@ -359,12 +396,13 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     winner,
                     1,
                     "docs/rules.md §5: one unit per chi won",
-                    f"{position}: {how}",
+                    how,
                     position,
                     hands,
                 )
             )
             if value > 1:
+                assert key is not None  # a chi worth more than 1 has a bonus entry
                 bonuses.append(
                     _line(
                         room,
@@ -373,11 +411,12 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         winner,
                         value - 1,
                         f"bonuses.{position}.{key}",
-                        f"{position}: {key} is worth {value} chi = 1 chi + {value - 1} bonus"
-                        + (
-                            " (bonuses.mode add: the entry on top of the chi)"
-                            if room.ruleset.bonus_mode == "add"
-                            else ""
+                        Text(
+                            "ledger.bonus_added" if room.ruleset.bonus_mode == "add" else "ledger.bonus",
+                            position=where,
+                            hand=HAND_NAMES[key],
+                            value=value,
+                            bonus=value - 1,
                         ),
                         position,
                         hands,
@@ -418,16 +457,25 @@ def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
         s = ruleset.sweep_multiplier if winner in sweeping else 1
         by_chi = ruleset.scoop_basis == "chi"
         basis = pair.chi_won(winner) if by_chi else pair.total(winner)
-        why = f"{room.players[winner].id} won all 3 chi against {room.players[loser].id}"
-        why += f" ({scoopers[loser]} of {n - 1} opponents scoop them)"
         if s > 1:
             rule += " × scoop.sweep_multiplier"
-            why += f"; {room.players[winner].id} sweeps the room (× {s})"
         if by_chi:
             rule += ", scoop.basis"
-        multiplier = f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)"
-        what = f"{basis} chi won (scoop.basis chi)" if by_chi else f"total {basis}"
-        lines.append(_line(room, "scoop", loser, winner, basis * (m * s - 1), rule, f"{why}: {what} × {multiplier}"))
+        why = Text(
+            "ledger.scoop_sweeping" if s > 1 else "ledger.scoop",
+            winner=room.players[winner].id,
+            loser=room.players[loser].id,
+            scoopers=scoopers[loser],
+            opponents=n - 1,
+            sweep=s,
+        )
+        explanation = Text(
+            "ledger.scoop_chi_basis" if by_chi else "ledger.scoop_total_basis",
+            why=why,
+            basis=basis,
+            multiplier=f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+        )
+        lines.append(_line(room, "scoop", loser, winner, basis * (m * s - 1), rule, explanation))
     return lines
 
 
@@ -442,14 +490,15 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             continue
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
-        why = f"{room.players[loser].id} fouled ({room.players[loser].foul_reason})"
+        why = Text(
+            "ledger.fouled",
+            loser=room.players[loser].id,
+            reason=foul_reason_text(ruleset, room.players[loser].foul_reason),
+        )
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
-            lines.append(
-                _line(
-                    room, "foul", loser, winner, fixed, "fouls.fixed_units", f"{why}: a fixed {fixed}, no chi compared"
-                )
-            )
+            explanation = Text("ledger.foul_fixed", why=why, fixed=fixed)
+            lines.append(_line(room, "foul", loser, winner, fixed, "fouls.fixed_units", explanation))
         elif f > 1:
             total = pair.total(winner)
             lines.append(
@@ -460,7 +509,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     winner,
                     total * (f - 1),
                     "fouls.foul_multiplier",
-                    f"{why}: total {total} × ({f} − 1)",
+                    Text("ledger.foul_multiplied", why=why, total=total, multiplier=f),
                 )
             )
     return lines
@@ -497,8 +546,7 @@ def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         quad,
                         rule.four_aces_receives,
                         "aces.four_aces_receives",
-                        f"{holder.id} holds all four aces, not arranged together:"
-                        f" {rule.four_aces_receives} from each player",
+                        Text("ledger.four_aces", holder=holder.id, units=rule.four_aces_receives),
                     )
                 )
         return lines
@@ -518,8 +566,13 @@ def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         payee,
                         share + extra,
                         "aces.no_ace_pays",
-                        f"{players[payer].id} holds no ace: {rule.no_ace_pays} units shared among "
-                        f"the {len(collectors)} player(s) holding {rule.collector_min_aces}+ aces",
+                        Text(
+                            "ledger.no_ace",
+                            payer=players[payer].id,
+                            pays=rule.no_ace_pays,
+                            collectors=len(collectors),
+                            least=rule.collector_min_aces,
+                        ),
                     )
                 )
     return lines

@@ -20,12 +20,15 @@ from service.hands import POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
 from service.rulesets import Ruleset
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
+from service.texts import Language, Text, localize
 
 PROBLEM_BASE = "https://maubinh.dev/problems/"
 
 
-def dumps(document: object) -> bytes:
-    """Compact, UTF-8, key order as built: the same result always gives the same bytes."""
+def dumps(document: object, language: Language = "en") -> bytes:
+    """Compact, UTF-8, key order as built: the same result always gives the same bytes. Texts are in
+    English as built, or rendered again in ``language``."""
+    document = localize(document, language)
     try:
         return orjson.dumps(document)
     except orjson.JSONEncodeError:  # a lone surrogate echoed from the request: escape it rather than fail
@@ -132,9 +135,10 @@ def result_json(result: Result) -> dict[str, Any]:
 
 
 def problem_json(
-    status: int, title: str, detail: str, faults: list[Fault] | None = None, **extra: object
+    status: int, title: Text, detail: Text, faults: list[Fault] | None = None, **extra: object
 ) -> dict[str, Any]:
-    """An RFC 9457 problem document; 422s carry every fault with its pointer."""
+    """An RFC 9457 problem document; 422s carry every fault with its pointer. The ``type`` comes from
+    the English title, whatever the language of the answer."""
     slug = title.lower().replace(" ", "-")
     out: dict[str, Any] = {"type": PROBLEM_BASE + slug, "title": title, "status": status, "detail": detail}
     if faults is not None:
@@ -152,10 +156,11 @@ each. The detail gives the total."""
 
 def rejected_json(faults: list[Fault]) -> dict[str, Any]:
     count = len(faults)
-    detail = f"The request breaks the contract or the rules in {count} place{'s' if count != 1 else ''}; see errors."
     if count > MAX_FAULTS_LISTED:
-        detail += f" Only the first {MAX_FAULTS_LISTED} are listed."
-    return problem_json(422, "Unprocessable room", detail, faults[:MAX_FAULTS_LISTED])
+        detail = Text("problem.unprocessable_cut", count=count, listed=MAX_FAULTS_LISTED)
+    else:
+        detail = Text("problem.unprocessable_one" if count == 1 else "problem.unprocessable", count=count)
+    return problem_json(422, Text("problem.unprocessable_title"), detail, faults[:MAX_FAULTS_LISTED])
 
 
 def ruleset_block(ruleset: Ruleset) -> dict[str, Any]:

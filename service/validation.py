@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, validate
+from marshmallow import RAISE, Schema, ValidationError, fields
 
 from service.cards import SPELLINGS, Card, CardError, parse_card
 from service.contract import Fault, PlayerEntry, Room, RoomRejected
@@ -21,6 +21,7 @@ from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.scoring import STEPS
+from service.texts import Text
 
 MAX_STAKE = 10**12
 MOST_CARDS = 13
@@ -43,7 +44,7 @@ class DirectValidation:
         for validator in self.validators:
             try:
                 if validator(value) is False:
-                    raise ValidationError("Invalid value.")
+                    raise ValidationError(Text("fault.invalid_value"))
             except ValidationError as error:
                 errors.extend(error.messages if isinstance(error.messages, list) else [error.messages])
         if errors:
@@ -54,15 +55,55 @@ class String(DirectValidation, fields.String):
     pass
 
 
+# Validators whose refusal is a Text: marshmallow's own format their messages into plain English.
+
+
+class Matches:
+    def __init__(self, pattern: re.Pattern[str], key: str) -> None:
+        self.pattern, self.key = pattern, key
+
+    def __call__(self, value: str) -> None:
+        if not self.pattern.match(value):
+            raise ValidationError(Text(self.key))
+
+
+class OneOf:
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+
+    def __call__(self, value: str) -> None:
+        if value not in self.choices:
+            raise ValidationError(Text("fault.one_of", choices=", ".join(self.choices)))
+
+
+class InRange:
+    def __init__(self, low: int, high: int | None = None) -> None:
+        self.low, self.high = low, high
+
+    def __call__(self, value: int) -> None:
+        if value < self.low or (self.high is not None and value > self.high):
+            key = "fault.at_least" if self.high is None else "fault.between"
+            raise ValidationError(Text(key, low=self.low, high=self.high))
+
+
+class MaxLength:
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def __call__(self, value: str | list[Any]) -> None:
+        if len(value) > self.most:
+            raise ValidationError(Text("fault.too_long", most=self.most))
+
+
 class JsonInteger(DirectValidation, fields.Field[int]):
     """An integer as JSON Schema means it: ``1000`` and ``1000.0``, never ``"1000"``, ``1.5`` or ``true``."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValidationError("must be an integer")
+            raise ValidationError(Text("fault.not_integer"))
         if isinstance(value, float):
             if not value.is_integer():
-                raise ValidationError("must be an integer, not a fraction")
+                raise ValidationError(Text("fault.fraction"))
             return int(value)
         return value
 
@@ -72,7 +113,7 @@ class JsonBoolean(DirectValidation, fields.Field[bool]):
 
     def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> bool:
         if not isinstance(value, bool):
-            raise ValidationError("must be true or false")
+            raise ValidationError(Text("fault.not_boolean"))
         return value
 
 
@@ -87,22 +128,22 @@ class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
         self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
     ) -> tuple[Card, ...]:
         if not isinstance(value, list):
-            raise ValidationError(f"must be an array of {self.size} cards")
+            raise ValidationError(Text("fault.not_card_list", size=self.size))
         if len(value) == self.size:
             found = tuple(SPELLINGS.get(text) if type(text) is str else None for text in value)
             if None not in found:
                 return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
         if len(value) > MOST_CARDS:
-            raise ValidationError(f"{attr} holds {self.size} cards, not {len(value)}; they were not checked one by one")
+            raise ValidationError(Text("fault.card_count_unchecked", field=attr, size=self.size, count=len(value)))
         errors: dict[str | int, list[str]] = {}
         if len(value) != self.size:
-            errors[SELF] = [f"{attr} holds {self.size} cards, not {len(value)}"]
+            errors[SELF] = [Text("fault.card_count", field=attr, size=self.size, count=len(value))]
         cards = []
         for index, text in enumerate(value):
             try:
                 cards.append(parse_card(text))
             except CardError as error:
-                errors[index] = [str(error)]
+                errors[index] = [error.message]
         if errors:
             raise ValidationError(errors)
         return tuple(cards)
@@ -119,17 +160,15 @@ class RulesetBody(Schema):
         unknown = RAISE
 
     ruleset = RulesetReference(required=True)
-    ruleset_digest = String(validate=validate.Regexp(DIGEST, error="must be sha256: and 64 hex digits"))
+    ruleset_digest = String(validate=Matches(DIGEST, "fault.digest_pattern"))
 
 
 class PlayerSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    id = String(
-        required=True, validate=validate.Regexp(PLAYER_ID, error="must be 1-64 characters of A-Z a-z 0-9 _ . -")
-    )
-    status = String(load_default="arranged", validate=validate.OneOf(STATUSES))
+    id = String(required=True, validate=Matches(PLAYER_ID, "fault.player_id_pattern"))
+    status = String(load_default="arranged", validate=OneOf(STATUSES))
     declare = JsonBoolean()
     back = CardList(5)
     middle = CardList(5)
@@ -138,8 +177,8 @@ class PlayerSchema(Schema):
 
 
 class RoomSchema(RulesetBody):
-    stake = JsonInteger(load_default=1, validate=validate.Range(min=1, max=MAX_STAKE))
-    round_id = String(validate=validate.Length(max=128))
+    stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
+    round_id = String(validate=MaxLength(128))
     players = fields.List(fields.Nested(PlayerSchema), required=True)
 
 
@@ -151,7 +190,7 @@ class ArrangementSchema(RulesetBody):
 
 class ArrangeRequestSchema(RulesetBody):
     cards = CardList(13, required=True)
-    alternatives = JsonInteger(load_default=3, validate=validate.Range(min=0, max=20))
+    alternatives = JsonInteger(load_default=3, validate=InRange(0, 20))
 
 
 class BatchSchema(Schema):
@@ -167,8 +206,8 @@ class ClaimedLineSchema(Schema):
 
     payer = String(required=True)
     payee = String(required=True)
-    amount = JsonInteger(required=True, validate=validate.Range(min=1))
-    step = String(validate=validate.OneOf(STEPS))
+    amount = JsonInteger(required=True, validate=InRange(1))
+    step = String(validate=OneOf(STEPS))
 
 
 class ClaimSchema(Schema):
@@ -176,7 +215,7 @@ class ClaimSchema(Schema):
         unknown = RAISE
 
     amounts = fields.Dict(keys=fields.String(), values=JsonInteger(), required=True)
-    ledger = fields.List(fields.Nested(ClaimedLineSchema), validate=validate.Length(max=1000))
+    ledger = fields.List(fields.Nested(ClaimedLineSchema), validate=MaxLength(1000))
 
 
 class VerifySchema(RoomSchema):
@@ -196,7 +235,24 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-_MARSHMALLOW_CODES = {"Unknown field.": "unknown_field", "Missing data for required field.": "required"}
+_MARSHMALLOW_TEXTS = {
+    "Unknown field.": ("fault.unknown_field", "unknown_field"),
+    "Missing data for required field.": ("fault.required", "required"),
+    "Field may not be null.": ("fault.null", "invalid"),
+    "Not a valid string.": ("fault.not_string", "invalid"),
+    "Not a valid utf-8 string.": ("fault.not_utf8", "invalid"),
+    "Not a valid list.": ("fault.not_list", "invalid"),
+    "Not a valid mapping type.": ("fault.not_mapping", "invalid"),
+    "Invalid input type.": ("fault.not_object", "invalid"),
+}
+"""marshmallow's own messages (its fields' defaults) → the text that says them, and the fault code."""
+
+
+def _fault(pointer: str, message: str) -> Fault:
+    if isinstance(message, Text):
+        return Fault(pointer, message, "invalid")
+    key, code = _MARSHMALLOW_TEXTS.get(message, ("fault.other", "invalid"))
+    return Fault(pointer, Text(key, message=message), code)
 
 
 def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
@@ -210,8 +266,7 @@ def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
         for message in messages:
             yield from _flatten(message, pointer)
     else:
-        text = str(messages)
-        yield Fault(pointer, text, _MARSHMALLOW_CODES.get(text, "invalid"))
+        yield _fault(pointer, messages if isinstance(messages, str) else str(messages))
 
 
 _FIELD_ORDER = {
@@ -244,14 +299,15 @@ def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, lis
         return None, [Fault(_pointer("/ruleset", f.path), f.message, f.code) for f in error.faults]
     digest = raw.get("ruleset_digest")
     if isinstance(digest, str) and DIGEST.match(digest) and digest != ruleset.digest:
-        message = f"the ruleset resolves to {ruleset.id} with digest {ruleset.digest}, not this one; nothing was scored"
+        message = Text("fault.digest_mismatch", ruleset=ruleset.id, digest=ruleset.digest)
         return ruleset, [Fault("/ruleset_digest", message, "ruleset_digest_mismatch")]
     return ruleset, []
 
 
-def _who(status: str, ruleset: Ruleset | None) -> str:
-    where = f" in {ruleset.id} (timeout: as_arranged)" if status == "timed_out" and ruleset else ""
-    return f"a player with status {status!r}{where}"
+def _who(status: str, ruleset: Ruleset | None) -> Text:
+    if status == "timed_out" and ruleset:
+        return Text("fault.who_timed_out", status=status, ruleset=ruleset.id)
+    return Text("fault.who", status=status)
 
 
 def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset | None) -> Iterator[Fault]:
@@ -261,14 +317,14 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
     at = f"/players/{index}"
     given = [p for p in POSITIONS if p in player]
     if given and "cards" in player:
-        yield Fault(f"{at}/cards", "send either back, middle and front, or cards, never both", "both_forms")
+        yield Fault(f"{at}/cards", Text("fault.both_forms"), "both_forms")
     needs_arrangement = status == "arranged" or (
         status == "timed_out" and ruleset is not None and ruleset.timeout == "as_arranged"
     )
     if needs_arrangement and "cards" in player and not given:
         yield Fault(
             f"{at}/cards",
-            f"{_who(status, ruleset)} gives an arrangement (back, middle, front), not bare cards",
+            Text("fault.bare_cards", who=_who(status, ruleset)),
             "missing_hand",
         )
     if needs_arrangement or given:
@@ -276,22 +332,22 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             if position not in given:
                 yield Fault(
                     f"{at}/{position}",
-                    f"required: {_who(status, ruleset)} gives back, middle and front",
+                    Text("fault.missing_hand", who=_who(status, ruleset)),
                     "missing_hand",
                 )
     elif "cards" not in player:
-        yield Fault(at, "give the arrangement (back, middle, front) or the 13 cards", "no_cards")
+        yield Fault(at, Text("fault.no_cards"), "no_cards")
     if "declare" in player and ruleset is not None:
         if ruleset.instant_mode != "declared":
             yield Fault(
                 f"{at}/declare",
-                f"not allowed: {ruleset.id} finds instant wins itself (automatic), nobody declares",
+                Text("fault.declare_automatic", ruleset=ruleset.id),
                 "declare_not_allowed",
             )
         elif status != "arranged":
             yield Fault(
                 f"{at}/declare",
-                f"only an arranged player can declare (BÁO), not one with status {status!r}",
+                Text("fault.declare_status", status=status),
                 "declare_not_allowed",
             )
 
@@ -317,7 +373,7 @@ def _duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...]
                     first_seen[card] = (at, key, k)
                 else:
                     first_at = "{}/{}/{}".format(*first)
-                    message = f"{card} appears twice in the room (first at {first_at})"
+                    message = Text("fault.duplicate_card", card=str(card), first=first_at)
                     yield Fault(f"{at}/{key}/{k}", message, "duplicate_card")
 
 
@@ -330,8 +386,12 @@ def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
         return faults
     low, high = (ruleset.min_players, ruleset.max_players) if ruleset else (2, 4)
     if not low <= len(players) <= high:
-        where = f"{ruleset.id} seats" if ruleset else "a room seats"
-        faults.append(Fault("/players", f"{where} {low} to {high} players, not {len(players)}", "player_count"))
+        message = (
+            Text("fault.player_count_ruleset", ruleset=ruleset.id, low=low, high=high, count=len(players))
+            if ruleset
+            else Text("fault.player_count", low=low, high=high, count=len(players))
+        )
+        faults.append(Fault("/players", message, "player_count"))
     seen_ids: dict[str, int] = {}
     for index, player in enumerate(players):
         if not isinstance(player, dict):
@@ -342,7 +402,7 @@ def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
                 faults.append(
                     Fault(
                         f"/players/{index}/id",
-                        f"duplicate player id {player_id[:64]!r} (first at /players/{seen_ids[player_id]})",
+                        Text("fault.duplicate_player_id", id=player_id[:64], first=seen_ids[player_id]),
                         "duplicate_player_id",
                     )
                 )
@@ -384,7 +444,7 @@ def _oversized_room(raw: Any) -> Fault | None:
     count = len(raw["players"])
     if count <= MAX_PLAYERS_CHECKED:
         return None
-    message = f"a room seats 2 to 4 players, not {count}; the players were not checked one by one"
+    message = Text("fault.player_count_unchecked", count=count)
     return Fault("/players", message, "player_count")
 
 
@@ -452,7 +512,7 @@ def load_batch(raw: Any, max_rooms: int) -> list[Any]:
     """Validate a ``POST /v1/score/batch`` envelope; its rooms are checked one by one, later."""
     data, errors = _load(BATCH_SCHEMA, raw)
     count = len(data["rooms"]) if data else 0
-    too_many = [Fault("/rooms", f"a batch holds at most {max_rooms} rooms, not {count}", "batch_too_large")]
+    too_many = [Fault("/rooms", Text("fault.batch_too_large", most=max_rooms, count=count), "batch_too_large")]
     _reject_if(errors, too_many if count > max_rooms else [])
     rooms: list[Any] = data["rooms"]
     return rooms
@@ -479,23 +539,25 @@ def _claim_faults(data: dict[str, Any]) -> list[Fault]:
     players = [p["id"] for p in data["players"]]
     amounts = data["claimed"]["amounts"]
     faults = [
-        Fault(f"/claimed/amounts/{_escape(who)}", f"{who[:64]!r} is not a player of this room", "claim_unknown_player")
+        Fault(
+            f"/claimed/amounts/{_escape(who)}", Text("fault.claim_unknown_player", id=who[:64]), "claim_unknown_player"
+        )
         for who in amounts
         if who not in players
     ]
     faults += [
-        Fault("/claimed/amounts", f"no amount claimed for player {who!r}", "claim_missing_player")
+        Fault("/claimed/amounts", Text("fault.claim_missing_player", id=who), "claim_missing_player")
         for who in players
         if who not in amounts
     ]
     if sum(amounts.values()) != 0:
         total = sum(amounts.values())
-        faults.append(Fault("/claimed/amounts", f"the claimed amounts sum to {total}, not 0", "claim_not_zero_sum"))
+        faults.append(Fault("/claimed/amounts", Text("fault.claim_not_zero_sum", total=total), "claim_not_zero_sum"))
     for k, line in enumerate(data["claimed"].get("ledger", [])):
         faults += [
             Fault(
                 f"/claimed/ledger/{k}/{side}",
-                f"{line[side][:64]!r} is not a player of this room",
+                Text("fault.claim_unknown_player", id=line[side][:64]),
                 "claim_unknown_player",
             )
             for side in ("payer", "payee")

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, errors, logs, metrics
+from service.api import auth, errors, language, logs, metrics
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
@@ -24,6 +24,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     metrics.register(app)
     auth.register(app, settings.api_keys)
     errors.register(app)
+    language.register(app)
     app.register_blueprint(api)
     for ruleset in app.config["CATALOGUE"].latest.values():
         hand_table(ruleset.wheel)  # build the tables before the first request, not during it

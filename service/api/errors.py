@@ -7,27 +7,29 @@ from typing import Any
 from flask import Flask, Response, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from service.api.language import language
 from service.api.logs import logger
 from service.contract import RoomRejected
 from service.documents import BadDocument, problem_for
 from service.serialize import dumps, problem_json
+from service.texts import Named, Text
 
 PROBLEM = "application/problem+json"
 
 TITLES = {
-    400: "Bad JSON",
-    401: "Unauthorized",
-    404: "Not found",
-    405: "Method not allowed",
-    413: "Payload too large",
-    415: "Unsupported media type",
-    500: "Internal error",
+    400: Text("problem.bad_json"),
+    401: Text("problem.unauthorized"),
+    404: Text("problem.not_found"),
+    405: Text("problem.method_not_allowed"),
+    413: Text("problem.too_large"),
+    415: Text("problem.unsupported_media_type"),
+    500: Text("problem.internal"),
 }
 
 
 def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
     body.setdefault("request_id", g.get("request_id"))
-    response = Response(dumps(body), status=status, content_type=PROBLEM)
+    response = Response(dumps(body, language()), status=status, content_type=PROBLEM)
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response
@@ -35,21 +37,28 @@ def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] 
 
 def _http_problem(error: HTTPException) -> Response:
     status = error.code or 500
-    detail = {
-        404: "No such resource here; see GET /openapi.yaml for what this service offers.",
-        413: f"The body is over the limit of {request.max_content_length} bytes.",
-        415: "Send the body as JSON, with Content-Type: application/json.",
-        401: "This service needs an API key: send Authorization: Bearer <key>.",
-    }.get(status, error.description or "")
     headers = {}
     if status == 405:
         allowed = sorted(m for m in (getattr(error, "valid_methods", None) or []) if m not in ("OPTIONS",))
         headers["Allow"] = ", ".join(allowed)
-        detail = f"Use {' or '.join(allowed)} here."
+        detail = Text("problem.method_not_allowed_detail", methods=Named(" or ".join(allowed), " hoặc ".join(allowed)))
+    elif status == 413:
+        detail = Text("problem.too_large_detail", limit=request.max_content_length)
+    elif status in DETAILS:
+        detail = DETAILS[status]
+    else:
+        detail = Text("problem.other_detail", description=error.description or "")
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="maubinh"'
-    title = TITLES.get(status, error.name)
+    title = TITLES.get(status) or Text("problem.other", name=error.name)
     return problem_response(status, problem_json(status, title, detail), headers)
+
+
+DETAILS = {
+    404: Text("problem.not_found_detail"),
+    415: Text("problem.unsupported_media_type_detail"),
+    401: Text("problem.unauthorized_detail"),
+}
 
 
 def register(app: Flask) -> None:
@@ -71,5 +80,5 @@ def register(app: Flask) -> None:
         logger(app.config["SETTINGS"].log_level).error(
             "unhandled error", exc_info=error, extra={"fields": {"request_id": g.get("request_id")}}
         )
-        detail = f"Something went wrong on our side. Quote request id {g.get('request_id')} when reporting it."
-        return problem_response(500, problem_json(500, "Internal error", detail))
+        detail = Text("problem.internal_detail", request_id=g.get("request_id"))
+        return problem_response(500, problem_json(500, TITLES[500], detail))

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, current_app, g, request
 from werkzeug.exceptions import NotFound, UnsupportedMediaType
 
 from service.api import metrics
+from service.api.language import language
 from service.api.rules_page import rules_page
 from service.documents import (
     Operation,
@@ -26,7 +27,7 @@ api = Blueprint("api", __name__)
 
 
 def _ok(body: object) -> Response:
-    return Response(dumps(body), status=200, content_type="application/json")
+    return Response(dumps(body, language()), status=200, content_type="application/json")
 
 
 def _json_body() -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from service.hands import POSITIONS, HandTable, Wheel, hand_table
 from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
+from service.texts import Named, Text
 
 Path = tuple[str | int, ...]
 
@@ -30,7 +31,7 @@ class RulesetFault:
     """One thing wrong with a ruleset: where in the document (or the reference), what, and a code."""
 
     path: Path
-    message: str
+    message: Text
     code: str = "invalid_ruleset"
 
 
@@ -192,6 +193,44 @@ def with_defaults(document: Mapping[str, Any], node: Mapping[str, Any] | None = 
     return out
 
 
+JSON_TYPES = {
+    "integer": Named("an integer", "số nguyên"),
+    "number": Named("a number", "số"),
+    "string": Named("a string", "chuỗi"),
+    "boolean": Named("true or false", "true hoặc false"),
+    "object": Named("an object", "đối tượng JSON"),
+    "array": Named("an array", "mảng"),
+    "null": Named("null", "null"),
+}
+SCHEMA_TEXTS = {
+    "type": "ruleset.schema_type",
+    "minimum": "ruleset.schema_minimum",
+    "maximum": "ruleset.schema_maximum",
+    "enum": "ruleset.schema_enum",
+    "const": "ruleset.schema_const",
+    "minItems": "ruleset.schema_min_items",
+    "maxItems": "ruleset.schema_max_items",
+    "minLength": "ruleset.schema_min_length",
+    "maxLength": "ruleset.schema_max_length",
+    "pattern": "ruleset.schema_pattern",
+}
+"""Each keyword schema.json uses → the text that refuses a value for it (others: ruleset.schema_other)."""
+
+
+def schema_text(error: Any, where: str) -> Text:
+    """A JSON Schema refusal in words of each language (jsonschema's own messages are English only)."""
+    key = SCHEMA_TEXTS.get(error.validator, "ruleset.schema_other")
+    expected = error.validator_value
+    if error.validator == "type":
+        kinds = [JSON_TYPES[kind] for kind in ([expected] if isinstance(expected, str) else expected)]
+        expected = Named(" or ".join(k.en for k in kinds), " hoặc ".join(k.vi for k in kinds))
+    elif isinstance(expected, list):
+        expected = ", ".join(json.dumps(v, ensure_ascii=False) for v in expected)
+    value = json.dumps(error.instance, ensure_ascii=False)
+    where_text = Named(where, where) if where else Named("the ruleset", "bộ luật")
+    return Text(key, where=where_text, value=value[:80], expected=expected, english=error.message[:200])
+
+
 def _schema_faults(document: Any) -> Iterator[RulesetFault]:
     for error in _validator().iter_errors(document):
         path: Path = tuple(error.absolute_path)
@@ -199,24 +238,23 @@ def _schema_faults(document: Any) -> Iterator[RulesetFault]:
             known = _resolve_ref(error.schema).get("properties", {})
             for key in error.instance:
                 if key not in known:
-                    yield RulesetFault((*path, key), f"{key!r} is not a ruleset field", "unknown_field")
+                    yield RulesetFault((*path, key), Text("ruleset.unknown_field", key=key), "unknown_field")
             continue
         if error.validator == "required" and isinstance(error.instance, dict):
             for key in error.validator_value:
                 if key not in error.instance:
-                    yield RulesetFault((*path, key), f"{'.'.join(map(str, (*path, key)))} is required")
+                    yield RulesetFault((*path, key), Text("ruleset.required", field=".".join(map(str, (*path, key)))))
             continue
         if "propertyNames" in error.schema_path:
-            yield RulesetFault((*path, str(error.instance)), f"{error.instance!r} is not a hand category or kind")
+            yield RulesetFault((*path, str(error.instance)), Text("ruleset.not_a_hand", key=error.instance))
             continue
-        where = ".".join(map(str, path)) or "the ruleset"
-        yield RulesetFault(path, f"{where}: {error.message}")
+        yield RulesetFault(path, schema_text(error, ".".join(map(str, path))))
 
 
 def _scoop_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
     scoop, players = document["scoop"], document["players"]
     if ("multiplier" in scoop) == ("table" in scoop):
-        yield RulesetFault(("scoop",), "scoop needs exactly one of multiplier (flat) or table (sập làng)")
+        yield RulesetFault(("scoop",), Text("ruleset.scoop_one_of"))
         return
     if "table" not in scoop:
         return
@@ -225,15 +263,18 @@ def _scoop_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
     if sorted(sizes) != wanted:
         yield RulesetFault(
             ("scoop", "table"),
-            f"scoop.table needs exactly one row for each room size {players['min']} to {players['max']},"
-            f" not {sorted(sizes)}",
+            Text("ruleset.scoop_table_rows", low=players["min"], high=players["max"], sizes=sorted(sizes)),
         )
     for k, row in enumerate(scoop["table"]):
         if len(row["by_scoopers"]) != row["room_size"] - 1:
             yield RulesetFault(
                 ("scoop", "table", k, "by_scoopers"),
-                f"a room of {row['room_size']} has {row['room_size'] - 1} multiplier(s), for 1 to"
-                f" {row['room_size'] - 1} scoopers, not {len(row['by_scoopers'])}",
+                Text(
+                    "ruleset.scoop_row",
+                    size=row["room_size"],
+                    needed=row["room_size"] - 1,
+                    count=len(row["by_scoopers"]),
+                ),
             )
 
 
@@ -241,19 +282,21 @@ def _invariant_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
     """§11.3 beyond the schema; runs only on a document the schema accepts."""
     players = document["players"]
     if players["min"] > players["max"]:
-        yield RulesetFault(("players",), f"players.min {players['min']} is above players.max {players['max']}")
+        yield RulesetFault(("players",), Text("ruleset.players_order", low=players["min"], high=players["max"]))
     else:
         yield from _scoop_table_faults(document)
     seen: set[str] = set()
     for k, row in enumerate(document["instant_wins"]["table"]):
         if row["pattern"] in seen:
-            yield RulesetFault(("instant_wins", "table", k, "pattern"), f"{row['pattern']} appears twice in the table")
+            yield RulesetFault(
+                ("instant_wins", "table", k, "pattern"), Text("ruleset.pattern_twice", pattern=row["pattern"])
+            )
         seen.add(row["pattern"])
     fouls = document["fouls"]
     if fouls.get("fixed_units") is not None and (fouls["foul_is_scoop"] or fouls["foul_multiplier"] != 1):
         yield RulesetFault(
             ("fouls", "fixed_units"),
-            "a fixed foul payment needs fouls.foul_is_scoop false and fouls.foul_multiplier 1",
+            Text("ruleset.fixed_foul"),
         )
 
 

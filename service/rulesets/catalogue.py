@@ -30,6 +30,7 @@ from service.rulesets import (
     digest_of,
     with_defaults,
 )
+from service.texts import Text
 
 RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
 """The environment variable naming an operator's folder of ruleset files (service and CLI alike)."""
@@ -127,12 +128,12 @@ class Catalogue:
             line["base"] = {"id": ruleset.base.id, "version": ruleset.base.version, "digest": ruleset.base.digest}
         return line
 
-    def unknown(self, reference: str) -> str:
+    def unknown(self, reference: str) -> Text:
         ruleset_id, at, version = reference.partition("@")
         if at and ruleset_id in self._versions:
             known = ", ".join(f"@{v}" for v in sorted(self._versions[ruleset_id], key=int))
-            return f"{ruleset_id} has no version {version[:16]!r}; it has {known}"
-        return f"unknown ruleset {reference[:80]!r}; this service knows {', '.join(self.latest)}"
+            return Text("ruleset.unknown_version", ruleset=ruleset_id, version=version[:16], known=known)
+        return Text("ruleset.unknown", reference=reference[:80], known=", ".join(self.latest))
 
     def resolve(self, reference: Any, *, must_name: bool = False) -> Ruleset:
         """The ruleset a request names; :class:`RulesetError` with paths relative to the reference.
@@ -143,20 +144,23 @@ class Catalogue:
                 raise RulesetError([RulesetFault((), self.unknown(reference), "unknown_ruleset")])
             return found
         if not isinstance(reference, dict) or set(reference) != {"base", "patch"}:
-            message = 'a ruleset id ("<id>", or "<id>@<version>" pinned), or {"base": <id>, "patch": {…}}'
+            message = Text("ruleset.reference")
             if isinstance(reference, dict):
                 extra = sorted(set(reference) - {"base", "patch"})
                 missing = sorted({"base", "patch"} - set(reference))
-                message += f"; {'unknown member ' + ', '.join(extra) if extra else 'missing ' + ', '.join(missing)}"
+                if extra:
+                    message = Text("ruleset.reference_extra", members=", ".join(extra))
+                else:
+                    message = Text("ruleset.reference_missing", members=", ".join(missing))
             raise RulesetError([RulesetFault((), message)])
         base_ref, patch = reference["base"], reference["patch"]
         faults = []
         base = self.get(base_ref) if isinstance(base_ref, str) else None
         if base is None:
-            message = self.unknown(base_ref) if isinstance(base_ref, str) else "the base: a ruleset id"
+            message = self.unknown(base_ref) if isinstance(base_ref, str) else Text("ruleset.base")
             faults.append(RulesetFault(("base",), message, "unknown_ruleset"))
         if not isinstance(patch, dict):
-            faults.append(RulesetFault(("patch",), "the patch: a JSON object (RFC 7396 merge patch)"))
+            faults.append(RulesetFault(("patch",), Text("ruleset.patch")))
         if faults or base is None or not isinstance(patch, dict):
             raise RulesetError(faults)
         return self.variant(base, patch, must_name=must_name)
@@ -183,21 +187,15 @@ class Catalogue:
         return cached
 
     def _resolve_variant(self, base: Ruleset, patch: dict[str, Any], must_name: bool) -> Ruleset:
-        faults = [
-            RulesetFault(("patch", key), f"{key!r} is the service's own: not a ruleset field a request may set")
-            for key in RESERVED
-            if key in patch
-        ]
+        faults = [RulesetFault(("patch", key), Text("ruleset.reserved", key=key)) for key in RESERVED if key in patch]
         new_id = patch.get("id")
         if "id" in patch:
             if not isinstance(new_id, str) or not PLAIN_ID.match(new_id):
-                faults.append(RulesetFault(("patch", "id"), "id: 1 to 64 characters of a-z 0-9 -, starting a-z 0-9"))
+                faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_pattern")))
             elif new_id in self.latest:
-                faults.append(
-                    RulesetFault(("patch", "id"), f"{new_id!r} names a ruleset this service knows: choose a new id")
-                )
+                faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_taken", id=new_id)))
         elif must_name:
-            faults.append(RulesetFault(("patch", "id"), "an operator's ruleset must set its own id in the patch"))
+            faults.append(RulesetFault(("patch", "id"), Text("ruleset.operator_id")))
         refused = {key for key in (*RESERVED, "id") if any(f.path == ("patch", key) for f in faults)}
         usable = {key: value for key, value in patch.items() if key not in refused}
         base_document = with_defaults(base.data)
@@ -228,7 +226,9 @@ class Catalogue:
         ids: dict[str, FilePath] = {}
         for path, ruleset in added:
             if ruleset.id in ids:
-                fault = RulesetFault(("patch", "id"), f"{ruleset.id!r} is also the id in {ids[ruleset.id].name}")
+                fault = RulesetFault(
+                    ("patch", "id"), Text("ruleset.operator_id_twice", id=ruleset.id, file=ids[ruleset.id].name)
+                )
                 raise OperatorFileError(path, [fault])
             ids[ruleset.id] = path
         return Catalogue([r for rid in self._versions for r in self.versions(rid)] + [r for _, r in added])
@@ -250,9 +250,11 @@ def load_operator_file(path: FilePath, catalogue: Catalogue) -> tuple[FilePath, 
     try:
         document = json.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        raise OperatorFileError(path, [RulesetFault((), f"not a readable JSON file: {error}")]) from None
+        raise OperatorFileError(
+            path, [RulesetFault((), Text("ruleset.operator_unreadable", error=str(error)))]
+        ) from None
     if not isinstance(document, dict):
-        raise OperatorFileError(path, [RulesetFault((), 'an operator\'s ruleset file is {"base": …, "patch": {…}}')])
+        raise OperatorFileError(path, [RulesetFault((), Text("ruleset.operator_shape"))])
     try:
         return path, catalogue.resolve(document, must_name=True)
     except RulesetError as error:
@@ -266,7 +268,13 @@ def _builtin_documents() -> Iterator[dict[str, Any]]:
             if entry.name.endswith(".json"):
                 document: dict[str, Any] = json.loads(entry.read_text("utf-8"))
                 if (document.get("id"), document.get("version")) != (folder.name, entry.name.removesuffix(".json")):
-                    raise RulesetError([RulesetFault((), f"builtin/{folder.name}/{entry.name} holds another ruleset")])
+                    raise RulesetError(
+                        [
+                            RulesetFault(
+                                (), Text("ruleset.builtin_misplaced", file=f"builtin/{folder.name}/{entry.name}")
+                            )
+                        ]
+                    )
                 yield document
 
 

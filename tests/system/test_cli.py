@@ -218,6 +218,22 @@ def test_verify_jsonl_writes_only_disagreements_and_refusals_with_a_summary(tmp_
     assert quiet.returncode == 0 and quiet.stdout == ""
 
 
+def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path) -> None:
+    one = run("verify", "-", "--lang", "vi", stdin=_claim({"P": -3000, "Q": 3000}))
+    assert one.returncode == 1
+    assert json.loads(one.stdout)["players"][0]["explanation"] == [
+        "chi: tính lại được -3000",
+        "sập: tính lại được -6000",
+        "kết quả đã ghi là -3000 tất cả, lệch +6000 so với -9000 tính lại",
+    ]
+    path = tmp_path / "claims.jsonl"
+    path.write_text("\n".join([_claim({"P": -9000, "Q": 9000}), _claim({"P": -3000, "Q": 3000})]) + "\n")
+    many = run("verify", "--jsonl", str(path), "--jobs", "2", "--lang", "vi")
+    assert many.returncode == 1
+    assert json.loads(many.stdout)["players"][1]["explanation"][1] == "sập: tính lại được +6000"
+    assert many.stderr.startswith("maubinh verify: đã kiểm tra 2 ván: 1 khớp, 1 lệch, 0 bị từ chối, ")
+
+
 def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
     """RFC 4180: CRLF line ends, a header, fields quoted where they hold a comma or a quote, UTF-8."""
     import csv

@@ -1,0 +1,66 @@
+"""Accept-Language: Vietnamese texts on request, English by default; machine fields never change."""
+
+from __future__ import annotations
+
+import pytest
+from flask.testing import FlaskClient
+from helpers import golden_cases
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+
+
+@pytest.mark.parametrize(
+    ("header", "language"),
+    [(None, "en"), ("vi", "vi"), ("vi-VN,vi;q=0.9,en;q=0.8", "vi"), ("en-US,en;q=0.9,vi;q=0.8", "en"), ("fr", "en")],
+)
+def test_the_language_is_negotiated_and_named(client: FlaskClient, header: str | None, language: str) -> None:
+    headers = {"Accept-Language": header} if header else {}
+    response = client.post("/v1/score", json=E1, headers=headers)
+    assert response.headers["Content-Language"] == language
+    assert "Accept-Language" in response.headers["Vary"]
+    first = response.get_json()["ledger"][0]
+    expected = {"en": "back: full_house beats two_pair", "vi": "Chi 1: Cù lũ thắng Thú"}[language]
+    assert first["explanation"] == expected
+    assert (first["step"], first["rule"], first["position"]) == (
+        "chi",
+        "docs/rules.md §5: one unit per chi won",
+        "back",
+    )
+
+
+def test_a_refusal_in_vietnamese_keeps_its_codes_and_pointers(client: FlaskClient) -> None:
+    bad = {**E1, "players": [{**E1["players"][0], "front": ["QH", "JD", "1S"]}, E1["players"][1]]}
+    english = client.post("/v1/score", json=bad).get_json()
+    vietnamese = client.post("/v1/score", json=bad, headers={"Accept-Language": "vi"}).get_json()
+    assert vietnamese["title"] == "Ván bài không xử lý được"
+    assert vietnamese["detail"] == "Yêu cầu vi phạm hợp đồng hoặc luật ở 1 chỗ; xem errors."
+    assert vietnamese["errors"] == [
+        {
+            "pointer": "/players/0/front/2",
+            "message": "'1S': không có hạng '1' (dùng 2-9, T hoặc 10, J, Q, K, A)",
+            "code": "invalid",
+        }
+    ]
+    assert [(e["pointer"], e["code"]) for e in english["errors"]] == [("/players/0/front/2", "invalid")]
+    assert english["type"] == vietnamese["type"]
+
+
+def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
+    vi = {"Accept-Language": "vi"}
+    missing = client.get("/v1/nothing", headers=vi)
+    assert missing.status_code == 404 and missing.headers["Content-Language"] == "vi"
+    assert missing.get_json()["title"] == "Không tìm thấy"
+    assert missing.get_json()["type"] == "https://maubinh.dev/problems/not-found"
+    wrong_type = client.post("/v1/score", data="x", content_type="text/plain", headers=vi).get_json()
+    assert wrong_type["detail"] == "Gửi nội dung dạng JSON, với Content-Type: application/json."
+    not_json = client.post("/v1/score", data="{", content_type="application/json", headers=vi).get_json()
+    assert not_json["title"] == "JSON hỏng"
+    assert not_json["detail"] == "không phải JSON: tên khóa phải nằm trong dấu ngoặc kép ở dòng 1, cột 2"
+    method = client.get("/v1/score", headers=vi)
+    assert method.get_json()["detail"] == "Ở đây hãy dùng POST."
+
+
+def test_a_batch_answers_every_room_in_the_language_asked(client: FlaskClient) -> None:
+    body = client.post("/v1/score/batch", json={"rooms": [E1, {}]}, headers={"Accept-Language": "vi"}).get_json()
+    assert body["results"][0]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
+    assert body["results"][1]["title"] == "Ván bài không xử lý được"

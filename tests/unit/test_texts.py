@@ -1,0 +1,166 @@
+"""The text catalogues: one per language, the same keys, each used, and Vietnamese answers in Vietnamese.
+
+The checks read the catalogues and the source, not a list kept by hand: a key added to the code but
+not to a catalogue, or left in a catalogue after the code stopped using it, fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+import string
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import DECK_TEXT, golden_cases
+
+from service.documents import OPERATIONS, answer, verify_document
+from service.serialize import dumps
+from service.texts import LANGUAGES, Text, catalogue, localize
+
+SERVICE = Path(__file__).resolve().parents[2] / "service"
+KEY = re.compile(r"^(ledger|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli)\.[a-z0-9_]+$")
+TEXT_FIELDS = {"explanation", "title", "detail", "message"}
+"""The human-readable fields of every answer; everything else is a machine field."""
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _string_constants() -> dict[str, list[str]]:
+    """Every string literal in the service's code that looks like a text key, and where it is."""
+    found: dict[str, list[str]] = {}
+    for path in SERVICE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and KEY.match(node.value):
+                found.setdefault(node.value, []).append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_both_catalogues_hold_the_same_keys() -> None:
+    english, vietnamese = catalogue("en"), catalogue("vi")
+    assert sorted(set(english) - set(vietnamese)) == [], "missing in vi.json"
+    assert sorted(set(vietnamese) - set(english)) == [], "missing in en.json"
+
+
+def test_every_key_the_code_names_exists_and_every_key_is_named() -> None:
+    used = _string_constants()
+    for language in LANGUAGES:
+        keys = set(catalogue(language))
+        assert {k: where for k, where in used.items() if k not in keys} == {}, f"missing in {language}.json"
+        assert sorted(keys - set(used)) == [], f"unused in {language}.json"
+
+
+MORE_FIELDS = {
+    "foul_reason.": {"back", "middle", "front"},  # scoring.foul_reason_text: the positions' names
+    "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
+}
+"""Fields the code gives that the English template does not use."""
+
+
+def test_vietnamese_templates_ask_only_for_fields_the_code_gives() -> None:
+    """A field the English template names is one the code passes, as are MORE_FIELDS."""
+    for key, template in catalogue("vi").items():
+        given = _fields(catalogue("en")[key])
+        given |= {field for prefix, more in MORE_FIELDS.items() if key.startswith(prefix) for field in more}
+        assert _fields(template) <= given, key
+
+
+def _vietnamese_rooms() -> list[dict[str, Any]]:
+    """Every golden room (each built-in ruleset and the house variants), and random deals per
+    built-in ruleset arranged in dealt order: fouls, scoops and bonuses of every kind."""
+    rooms = [case["request"] for name in ("public.jsonl", "house-public.jsonl") for case in golden_cases(name)]
+    rng = random.Random(11)
+    for ruleset in ("maubinh-2020", "maubinh-chi-at", "maubinh-bao"):
+        for _ in range(40):
+            deck = rng.sample(DECK_TEXT, 52)
+            players = [
+                {"id": f"p{k}", "back": deck[13 * k : 13 * k + 5], "middle": deck[13 * k + 5 : 13 * k + 10],
+                 "front": deck[13 * k + 10 : 13 * k + 13]}
+                for k in range(4)
+            ]  # fmt: skip
+            rooms.append({"ruleset": ruleset, "players": players})
+    return rooms
+
+
+def _english_words() -> set[str]:
+    """Words of the English templates, outside their fields (the game's own "chi" is Vietnamese)."""
+    words: set[str] = set()
+    for template in catalogue("en").values():
+        literal = "".join(text for text, _, _, _ in string.Formatter().parse(template))
+        words |= {w.lower() for w in re.findall(r"[A-Za-z]{3,}", _machine_free(literal))}
+    return words - {"chi"}
+
+
+def _machine_free(text: str) -> str:
+    """Without what is a name in any language: ruleset fields with their value (bonuses.mode add), ids
+    (four_of_a_kind), rule citations (docs/rules.md §4), and card texts."""
+    text = re.sub(r"docs/rules\.md", " ", text)
+    text = re.sub(r"\b[a-z_]+\.[a-z_.]+(?: [a-z]+\b)?", " ", text)
+    text = re.sub(r"\S*[._/]\S*", " ", text)
+    return re.sub(r"\b(?:[2-9TJQKA]|10)[SCDH]\b", " ", text)
+
+
+def test_vietnamese_explanations_hold_no_english_word() -> None:
+    english = _english_words()
+    assert {"holds", "beats", "fouled", "scoop", "claim"} <= english  # the check has teeth
+    explanations = 0
+    for room in _vietnamese_rooms():
+        status, body = answer(OPERATIONS["score"], json.dumps(room).encode())
+        if status != 200:
+            continue
+        ids = {p["id"] for p in body["players"]}
+        for line in json.loads(dumps(body, "vi"))["ledger"]:
+            words = re.findall(r"[A-Za-z]{3,}", _machine_free(line["explanation"]))
+            leaked = {w for w in words if w.lower() in english and w not in ids}
+            assert not leaked, line["explanation"]
+            explanations += 1
+    assert explanations > 1000
+
+
+def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
+    room = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+    claimed = {
+        "amounts": {"P": -3000, "Q": 3000},
+        "ledger": [{"payer": "P", "payee": "Q", "amount": 3000, "step": "chi"}],
+    }
+    body = json.loads(dumps(verify_document({**room, "claimed": claimed}), "vi"))
+    assert body["players"][0]["explanation"] == ["sập: tính lại được -6000, kết quả đã ghi là +0"]
+    assert body["players"][1]["explanation"] == ["sập: tính lại được +6000, kết quả đã ghi là +0"]
+
+
+def _without_texts(document: Any) -> Any:
+    if isinstance(document, dict):
+        return {k: _without_texts(v) for k, v in document.items() if k not in TEXT_FIELDS}
+    if isinstance(document, list):
+        return [_without_texts(v) for v in document]
+    return document
+
+
+@pytest.mark.parametrize("operation", ["score", "evaluate", "arrange", "verify"])
+def test_machine_fields_do_not_change_with_the_language(operation: str) -> None:
+    e1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+    bodies = {
+        "score": e1,
+        "verify": {**e1, "claimed": {"amounts": {"P": 0, "Q": 0}}},
+        "evaluate": {"ruleset": "maubinh-2020", **{p: e1["players"][0][p] for p in ("back", "middle", "front")}},
+        "arrange": {"ruleset": "maubinh-bao", "cards": DECK_TEXT[:13]},
+    }
+    for request in (bodies[operation], {**bodies[operation], "stake": "x", "ruleset": "maubinh-1999"}):
+        status, body = answer(OPERATIONS[operation], json.dumps(request).encode())
+        english, vietnamese = json.loads(dumps(body, "en")), json.loads(dumps(body, "vi"))
+        assert _without_texts(english) == _without_texts(vietnamese)
+        if status != 200:
+            assert english["type"] == vietnamese["type"] == "https://maubinh.dev/problems/unprocessable-room"
+            assert english["title"] == "Unprocessable room" and vietnamese["title"] == "Ván bài không xử lý được"
+
+
+def test_a_text_is_its_english_and_renders_in_vietnamese() -> None:
+    text = Text("fault.claim_not_zero_sum", total=5)
+    assert text == "the claimed amounts sum to 5, not 0"
+    assert text.render("vi") == "tổng các số tiền đã ghi là 5, không phải 0"
+    assert localize({"a": [text, "plain"]}, "vi") == {"a": ["tổng các số tiền đã ghi là 5, không phải 0", "plain"]}
