@@ -22,6 +22,7 @@ from service.documents import (
 )
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, ruleset_json
+from service.texts import LANGUAGES, catalogue
 
 api = Blueprint("api", __name__)
 
@@ -154,6 +155,15 @@ def viewer_asset(asset: str) -> Response:
     if content_type is None:
         raise NotFound
     return _static(asset, content_type)
+
+
+@api.get("/viewer/texts/<language>.json", provide_automatic_options=False)
+def viewer_texts(language: str) -> Response:
+    """The viewer's words in one language: the ``viewer.*`` part of that language's catalogue."""
+    if language not in LANGUAGES:
+        raise NotFound
+    texts = {key: text for key, text in catalogue(language).items() if key.startswith("viewer.")}  # type: ignore[arg-type]
+    return Response(dumps(texts), status=200, content_type="application/json", headers=VIEWER_HEADERS)
 
 
 @api.get("/docs/rules", provide_automatic_options=False)

@@ -1,23 +1,73 @@
-// Mậu Binh showdown viewer: replays a scored room chi by chi. No dependencies; everything it
-// shows comes from this service's POST /v1/score and GET /v1/rulesets/{id}. Text from the room
-// is only ever set as textContent, never as HTML.
+// Mậu Binh showdown viewer: replays a scored room chi by chi, and checks a backend's settlement
+// against it. No dependencies; everything it shows comes from this service: POST /v1/score and
+// /v1/verify, GET /v1/rulesets/{id}, and its own words from GET /viewer/texts/{language}.json (the
+// service's text catalogues). Text from the room is only ever set as textContent, never as HTML.
 "use strict";
 
 const POSITIONS = ["back", "middle", "front"];
-const POSITION_NAMES = { back: "Back", middle: "Middle", front: "Front" };
-const SUITS = { S: ["♠", "spades", "black"], C: ["♣", "clubs", "black"], D: ["♦", "diamonds", "red"], H: ["♥", "hearts", "red"] };
+const SUITS = { S: ["♠", "black"], C: ["♣", "black"], D: ["♦", "red"], H: ["♥", "red"] };
 const SYMBOL_SUITS = { "♠": "S", "♣": "C", "♦": "D", "♥": "H" };
-const RANK_NAMES = { A: "Ace", K: "King", Q: "Queen", J: "Jack", T: "10" };
-const STEP_NAMES = {
-  instant_win: "Instant win", chi: "Chi won", bonus: "Bonus", scoop: "Scoop (sập)", foul: "Foul penalty (lủng)", ace: "Aces (chi Át)",
+const LANGUAGES = ["en", "vi"];
+// The catalogue's keys for the service's machine values, written out so that every key is findable.
+const KEYS = {
+  position: { back: "viewer.position_back", middle: "viewer.position_middle", front: "viewer.position_front" },
+  step: {
+    instant_win: "viewer.step_instant_win", chi: "viewer.step_chi", bonus: "viewer.step_bonus", scoop: "viewer.step_scoop",
+    foul: "viewer.step_foul", ace: "viewer.step_ace", unstated: "viewer.step_unstated",
+  },
+  foul: {
+    left: "viewer.foul_left", timed_out: "viewer.foul_timed_out",
+    front_beats_middle: "viewer.foul_front_beats_middle", middle_beats_back: "viewer.foul_middle_beats_back",
+  },
+  status: { timed_out: "viewer.status_timed_out", left: "viewer.status_left" },
+  rank: {
+    2: "viewer.rank_2", 3: "viewer.rank_3", 4: "viewer.rank_4", 5: "viewer.rank_5", 6: "viewer.rank_6", 7: "viewer.rank_7",
+    8: "viewer.rank_8", 9: "viewer.rank_9", T: "viewer.rank_10", J: "viewer.rank_j", Q: "viewer.rank_q", K: "viewer.rank_k", A: "viewer.rank_a",
+  },
+  suit: { S: "viewer.suit_s", C: "viewer.suit_c", D: "viewer.suit_d", H: "viewer.suit_h" },
+  pairColumns: ["viewer.col_pair", "viewer.col_winner", "viewer.col_units", "viewer.col_hands"],
 };
-const FOUL_REASONS = {
-  left: "left the table", timed_out: "did not finish in time",
-  front_beats_middle: "front hand beats the middle", middle_beats_back: "middle hand beats the back",
-};
+const STORED_LANGUAGE = "maubinh.viewer.language";
 
-const state = { result: null, request: null, labels: null, step: 0 };
+const state = { result: null, request: null, claim: null, verdict: null, labels: null, step: 0, language: "en", texts: {} };
 const $ = (id) => document.getElementById(id);
+
+// ---- Language ------------------------------------------------------------------------------
+
+// The browser's first language this viewer speaks, unless the user chose one here before.
+function preferredLanguage() {
+  let stored = null;
+  try { stored = localStorage.getItem(STORED_LANGUAGE); } catch { stored = null; }
+  if (LANGUAGES.includes(stored)) return stored;
+  for (const tag of navigator.languages || [navigator.language || "en"]) {
+    const primary = String(tag).toLowerCase().split("-")[0];
+    if (LANGUAGES.includes(primary)) return primary;
+  }
+  return "en";
+}
+
+// A text of the catalogue with its {fields} filled in; the key itself if the catalogue lacks it.
+function t(key, fields = {}) {
+  const template = state.texts[key];
+  if (template === undefined) return key;
+  return template.replace(/\{([a-z_]+)\}/g, (whole, name) => (name in fields ? String(fields[name]) : whole));
+}
+
+// Texts that take a number: the "_one" key for 1, in every language (Vietnamese has one form).
+function counted(key, n, fields = {}) {
+  return t(n === 1 ? `${key}_one` : key, { n, ...fields });
+}
+
+async function setLanguage(language) {
+  const response = await fetch(`/viewer/texts/${language}.json`);
+  state.texts = await response.json();
+  state.language = language;
+  document.documentElement.lang = language;
+  document.title = t("viewer.title");
+  $("language").value = language;
+  for (const node of document.querySelectorAll("[data-text]")) node.textContent = t(node.dataset.text);
+  fillExamples();
+}
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -32,7 +82,8 @@ function el(tag, attrs = {}, ...children) {
 
 function labelOf(position) {
   const label = state.labels && state.labels[position];
-  return label ? `${POSITION_NAMES[position]} (${label})` : POSITION_NAMES[position];
+  const name = t(KEYS.position[position]);
+  return label ? t("viewer.position_labelled", { position: name, label }) : name;
 }
 
 // A card as the service prints it ("TH"), or as a person may have written it ("10h", "A♠").
@@ -44,12 +95,12 @@ function cardView(text, bad = false) {
   if (rank === "10") rank = "T";
   const known = SUITS[suit] && /^[2-9TJQKA]$/.test(rank);
   if (!known) {
-    return el("li", { class: "card bad", "aria-label": `not a card: ${raw}`, text: raw || "(empty)" });
+    return el("li", { class: "card bad", "aria-label": t("viewer.not_a_card", { text: raw }), text: raw || t("viewer.empty_card") });
   }
-  const [symbol, suitName, colour] = SUITS[suit];
+  const [symbol, colour] = SUITS[suit];
   const shown = (rank === "T" ? "10" : rank) + symbol;
-  const name = `${RANK_NAMES[rank] || rank} of ${suitName}`;
-  return el("li", { class: `card ${colour}${bad ? " bad" : ""}`, "aria-label": bad ? `${name}, has a problem` : name, text: shown });
+  const name = t("viewer.card_name", { rank: t(KEYS.rank[rank]), suit: t(KEYS.suit[suit]) });
+  return el("li", { class: `card ${colour}${bad ? " bad" : ""}`, "aria-label": bad ? t("viewer.card_with_problem", { card: name }) : name, text: shown });
 }
 
 function cardsView(cards, badIndexes = new Set()) {
@@ -59,7 +110,7 @@ function cardsView(cards, badIndexes = new Set()) {
 }
 
 async function api(path, body) {
-  const headers = { Accept: "application/json" };
+  const headers = { Accept: "application/json", "Accept-Language": state.language };
   const key = $("api-key").value.trim();
   if (key) headers.Authorization = `Bearer ${key}`;
   const options = { headers };
@@ -108,67 +159,91 @@ function labelsOfRequest(ruleset) {
 
 // ---- Scoring -------------------------------------------------------------------------------
 
-async function score() {
-  const text = $("room-input").value;
+// The claim as the user gave it: {"amounts": …, "ledger"?: …}, or bare amounts by player id.
+function claimOf(text) {
+  const parsed = JSON.parse(text);
+  if (parsed && typeof parsed === "object" && !Array.isArray(parsed) && "amounts" in parsed) return parsed;
+  return { amounts: parsed };
+}
+
+// Score the room, or, with a claim, verify it: one request, then the same rendering of the result.
+async function run(withClaim) {
   let request;
+  let claim = null;
   try {
-    request = JSON.parse(text);
+    request = JSON.parse($("room-input").value);
   } catch (error) {
-    showProblem({ title: "Not JSON", detail: `The room is not valid JSON: ${error.message}` }, null);
+    showProblem({ title: t("viewer.not_json"), detail: t("viewer.not_json_detail", { error: error.message }) }, null);
     return;
   }
+  if (withClaim) {
+    try {
+      claim = claimOf($("claim-input").value);
+    } catch (error) {
+      showProblem({ title: t("viewer.not_json"), detail: t("viewer.claim_not_json", { error: error.message }) }, null);
+      return;
+    }
+  }
   state.request = request;
-  const body = JSON.stringify(request);
-  $("score").disabled = true;
+  state.claim = claim;
+  const body = JSON.stringify(claim && request && typeof request === "object" ? { ...request, claimed: claim } : request);
+  for (const id of ["score", "verify"]) $(id).disabled = true;
   try {
-    const { status, json } = await api("/v1/score", body);
+    const { status, json } = await api(claim ? "/v1/verify" : "/v1/score", body);
     if (status === 200 && json) {
-      await labelsOfResult(json.ruleset);
-      showResult(json);
+      const result = claim ? json.result : json;
+      await labelsOfResult(result.ruleset);
+      state.verdict = claim ? json : null;
+      showResult(result);
     } else {
       await labelsOfRequest(request && request.ruleset);
-      showProblem(json || { detail: `The service answered ${status}.` }, request);
+      showProblem(json || { detail: t("viewer.answered", { status }) }, request);
     }
   } catch (error) {
-    showProblem({ detail: `The service could not be reached: ${error.message}` }, null);
+    showProblem({ detail: t("viewer.unreachable", { error: error.message }) }, null);
   } finally {
-    $("score").disabled = false;
+    for (const id of ["score", "verify"]) $(id).disabled = false;
   }
 }
+
+const score = () => run(false);
+const verify = () => run(true);
 
 // ---- Problems (422 and others) -------------------------------------------------------------
 
 function describePointer(pointer, request) {
   const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   if (parts[0] !== "players" || parts.length < 2) {
-    const field = parts.length ? parts.join(" → ") : "The whole room";
+    const field = parts.length ? parts.join(" → ") : t("viewer.whole_room");
     return { player: null, text: field.charAt(0).toUpperCase() + field.slice(1) };
   }
   const index = Number(parts[1]);
   const players = (request && Array.isArray(request.players)) ? request.players : [];
   const entry = players[index];
-  const who = entry && typeof entry === "object" && typeof entry.id === "string" ? entry.id : `player ${index + 1}`;
+  const who = entry && typeof entry === "object" && typeof entry.id === "string" ? entry.id : t("viewer.player_number", { n: index + 1 });
   const field = parts[2];
-  let where = "This player";
+  const card = parts[3] !== undefined ? Number(parts[3]) + 1 : null;
+  let where = t("viewer.this_player");
   if (POSITIONS.includes(field)) {
-    where = `${labelOf(field)} hand`;
-    if (parts[3] !== undefined) {
-      const cards = entry && Array.isArray(entry[field]) ? entry[field] : [];
-      where += `, card ${Number(parts[3]) + 1}` + (cards[parts[3]] !== undefined ? ` (“${cards[parts[3]]}”)` : "");
-    }
+    const cards = entry && Array.isArray(entry[field]) ? entry[field] : [];
+    const hand = labelOf(field);
+    if (card === null) where = t("viewer.where_hand", { hand });
+    else if (cards[parts[3]] !== undefined) where = t("viewer.where_hand_card_text", { hand, n: card, text: cards[parts[3]] });
+    else where = t("viewer.where_hand_card", { hand, n: card });
   } else if (field === "cards") {
-    where = "The 13 cards" + (parts[3] !== undefined ? `, card ${Number(parts[3]) + 1}` : "");
-  } else if (field === "id") where = "Player id";
-  else if (field === "status") where = "Status";
-  else if (field === "declare") where = "Declaration (BÁO)";
-  else if (field) where = `Field “${field}”`;
+    where = card === null ? t("viewer.where_cards") : t("viewer.where_cards_card", { n: card });
+  } else if (field === "id") where = t("viewer.where_id");
+  else if (field === "status") where = t("viewer.where_status");
+  else if (field === "declare") where = t("viewer.where_declare");
+  else if (field) where = t("viewer.where_field", { field });
   return { player: Number.isInteger(index) ? index : null, who, field, card: parts[3] !== undefined ? Number(parts[3]) : null, text: where };
 }
 
 function showProblem(problem, request) {
   $("result").hidden = true;
+  $("verdict").hidden = true;
   $("problem").hidden = false;
-  $("problem-heading").textContent = problem.status === 422 ? "The service refused this room" : (problem.title || "Something went wrong");
+  $("problem-heading").textContent = problem.status === 422 ? t("viewer.refused") : (problem.title || t("viewer.went_wrong"));
   $("problem-detail").textContent = problem.detail || "";
   const general = $("problem-general");
   general.replaceChildren();
@@ -197,14 +272,14 @@ function showProblem(problem, request) {
 }
 
 function playerWithFaults(entry, index, faults) {
-  const who = entry && typeof entry.id === "string" ? entry.id : `Player ${index + 1}`;
-  const box = el("article", { class: "player", "data-player": String(index), "aria-label": `Player ${who}` });
-  box.append(el("h4", {}, el("span", { text: who }), el("span", { class: "badge foul", text: `${faults.length} problem${faults.length === 1 ? "" : "s"}` })));
+  const who = entry && typeof entry.id === "string" ? entry.id : t("viewer.player_number", { n: index + 1 });
+  const box = el("article", { class: "player", "data-player": String(index), "aria-label": t("viewer.player_named", { id: who }) });
+  box.append(el("h4", {}, el("span", { text: who }), el("span", { class: "badge foul", text: counted("viewer.problems", faults.length) })));
   for (const key of [...POSITIONS, "cards"]) {
     if (!entry || !Array.isArray(entry[key])) continue;
     const bad = new Set(faults.filter((f) => f.field === key && f.card !== null).map((f) => f.card));
     box.append(el("div", { class: "hand" },
-      el("span", { class: "label", text: key === "cards" ? "Cards" : labelOf(key) }), cardsView(entry[key], bad)));
+      el("span", { class: "label", text: key === "cards" ? t("viewer.cards") : labelOf(key) }), cardsView(entry[key], bad)));
   }
   const list = el("ul", { class: "faults" });
   for (const fault of faults) list.append(el("li", { class: "fault", text: `${fault.text}: ${fault.message}` }));
@@ -222,14 +297,15 @@ function showResult(result) {
   $("problem").hidden = true;
   $("result").hidden = false;
   const r = result.ruleset;
-  $("result-meta").textContent = `Ruleset ${r.id} (version ${r.version}, ${r.digest.slice(0, 19)}…) · stake ${result.stake} per unit` +
-    (result.round_id ? ` · round ${result.round_id}` : "");
+  const meta = t("viewer.meta", { id: r.id, version: r.version, digest: `${r.digest.slice(0, 19)}…`, stake: result.stake });
+  $("result-meta").textContent = meta + (result.round_id ? t("viewer.meta_round", { round: result.round_id }) : "");
   renderVariant(result.ruleset, state.request && state.request.ruleset);
   renderPlayers(result);
   renderStep();
   renderSummary(result);
   renderLedger(result);
-  $("result-heading").focus();
+  renderVerdict(state.verdict);
+  (state.verdict ? $("verdict-heading") : $("result-heading")).focus();
 }
 
 function shown(value) {
@@ -241,13 +317,18 @@ function renderVariant(ruleset, sent) {
   panel.hidden = !ruleset.base;
   if (!ruleset.base) return;
   const base = ruleset.base;
-  $("variant-base").textContent = `Played under ${ruleset.id}, a variant of ${base.id} version ${base.version} ` +
-    `(${base.digest.slice(0, 19)}…). ${ruleset.changes.length} value${ruleset.changes.length === 1 ? "" : "s"} changed; ` +
-    "each ledger line below names the field it applied, as resolved.";
+  $("variant-base").textContent = counted("viewer.variant_base", ruleset.changes.length, {
+    id: ruleset.id, base: base.id, version: base.version, digest: `${base.digest.slice(0, 19)}…`,
+  });
   const rows = ruleset.changes.map((change) => el("tr", { "data-field": change.field },
     el("th", { scope: "row", text: change.field }), el("td", { text: shown(change.base) }), el("td", { text: shown(change.value) })));
   $("variant-changes").tBodies[0].replaceChildren(...rows);
   $("variant-patch").textContent = sent && typeof sent === "object" ? JSON.stringify(sent.patch, null, 2) : "";
+}
+
+// A hand's or a pattern's name: Vietnamese always, and the English one beside it in English.
+function bothNames(named) {
+  return state.language === "vi" ? named.name : `${named.name} · ${named.name_en}`;
 }
 
 function renderPlayers(result) {
@@ -255,22 +336,25 @@ function renderPlayers(result) {
   grid.replaceChildren();
   for (const player of result.players) {
     const title = el("h4", {}, el("span", { text: player.id }));
-    if (player.fouled) title.append(el("span", { class: "badge foul", text: `Fouled (lủng): ${FOUL_REASONS[player.foul_reason] || player.foul_reason}` }));
-    if (player.instant_win) title.append(el("span", { class: "badge win", text: `Instant win: ${player.instant_win.name} · ${player.instant_win.name_en}` }));
-    if (player.status !== "arranged") title.append(el("span", { class: "badge plain", text: player.status.replace("_", " ") }));
-    title.append(el("span", { class: "badge plain", text: `${player.aces} ace${player.aces === 1 ? "" : "s"}` }));
-    const box = el("article", { class: "player", "aria-label": `Player ${player.id}` }, title);
+    if (player.fouled) {
+      const reason = t(KEYS.foul[player.foul_reason]);
+      title.append(el("span", { class: "badge foul", text: t("viewer.fouled", { reason }) }));
+    }
+    if (player.instant_win) title.append(el("span", { class: "badge win", text: t("viewer.instant_win", { name: bothNames(player.instant_win) }) }));
+    if (player.status !== "arranged") title.append(el("span", { class: "badge plain", text: t(KEYS.status[player.status]) }));
+    title.append(el("span", { class: "badge plain", text: counted("viewer.aces", player.aces) }));
+    const box = el("article", { class: "player", "aria-label": t("viewer.player_named", { id: player.id }) }, title);
     if (player.hands) {
       for (const position of POSITIONS) {
         const hand = player.hands[position];
         box.append(el("div", { class: "hand", "data-position": position },
           el("span", { class: "label", text: labelOf(position) }), cardsView(hand.cards),
-          el("span", { class: "name", text: `${hand.name} · ${hand.name_en}` })));
+          el("span", { class: "name", text: bothNames(hand) })));
       }
     } else {
-      box.append(el("p", { class: "help", text: "Cards given unarranged." }));
+      box.append(el("p", { class: "help", text: t("viewer.unarranged") }));
     }
-    box.append(el("p", { class: "meta", text: `Net ${signed(player.units)} units (${signed(player.amount)})` }));
+    box.append(el("p", { class: "meta", text: t("viewer.net", { units: signed(player.units), amount: signed(player.amount) }) }));
     grid.append(box);
   }
 }
@@ -279,9 +363,9 @@ const STEPS = ["back", "middle", "front", "settlement"];
 
 function handName(playerId, position) {
   const player = state.result.players.find((p) => p.id === playerId);
-  if (!player || !player.hands) return "fouled";
+  if (!player || !player.hands) return t("viewer.hand_fouled");
   const hand = player.hands[position];
-  return `${hand.name} (${hand.name_en})`;
+  return state.language === "vi" ? hand.name : `${hand.name} (${hand.name_en})`;
 }
 
 function renderStep() {
@@ -291,11 +375,12 @@ function renderStep() {
   const body = $("step-body");
   body.replaceChildren();
   const result = state.result;
+  const of = { n: state.step + 1, total: STEPS.length };
   if (step !== "settlement") {
-    $("step-title").textContent = `Step ${state.step + 1} of ${STEPS.length}: ${labelOf(step)}`;
+    $("step-title").textContent = t("viewer.step", { ...of, what: labelOf(step) });
     const table = el("table", { id: `chi-${step}` },
-      el("caption", { text: `Each pair at the ${POSITION_NAMES[step].toLowerCase()} hand` }),
-      el("thead", {}, el("tr", {}, ...["Pair", "Winner", "Units", "Hands"].map((h) => el("th", { scope: "col", text: h })))));
+      el("caption", { text: t("viewer.pair_caption", { position: labelOf(step) }) }),
+      el("thead", {}, el("tr", {}, ...KEYS.pairColumns.map((key) => el("th", { scope: "col", text: t(key) })))));
     const rows = el("tbody");
     for (const pair of result.showdown) {
       const [a, b] = pair.players;
@@ -303,10 +388,10 @@ function renderStep() {
       let winner = "";
       let units = "";
       let hands = `${a}: ${handName(a, step)} · ${b}: ${handName(b, step)}`;
-      if (pair.settled_by === "instant_win") { winner = "settled by an instant win"; hands = "no chi compared"; }
-      else if (pair.settled_by === "both_fouled") { winner = "both fouled: nothing passes"; }
-      else if (pair.settled_by === "round_ended") { winner = "round ended by an instant win"; hands = "no chi compared"; }
-      else if (chi) { winner = chi.winner ? chi.winner : "tie (chia gà)"; units = chi.units ? String(chi.units) : "0"; }
+      if (pair.settled_by === "instant_win") { winner = t("viewer.by_instant_win"); hands = t("viewer.no_chi_compared"); }
+      else if (pair.settled_by === "both_fouled") { winner = t("viewer.both_fouled"); }
+      else if (pair.settled_by === "round_ended") { winner = t("viewer.round_ended"); hands = t("viewer.no_chi_compared"); }
+      else if (chi) { winner = chi.winner ? chi.winner : t("viewer.tie"); units = chi.units ? String(chi.units) : "0"; }
       rows.append(el("tr", {}, el("th", { scope: "row", text: `${a} – ${b}` }), el("td", { text: winner }),
         el("td", { class: "num", text: units }), el("td", { text: hands })));
     }
@@ -314,17 +399,17 @@ function renderStep() {
     body.append(table);
     return;
   }
-  $("step-title").textContent = `Step ${STEPS.length} of ${STEPS.length}: instant wins, scoops, fouls and aces`;
+  $("step-title").textContent = t("viewer.step", { ...of, what: t("viewer.settlement_step") });
   const special = result.ledger.filter((line) => !["chi", "bonus"].includes(line.step));
   if (!special.length) {
-    body.append(el("p", { text: "No instant win, scoop, foul penalty or ace payment in this room." }));
+    body.append(el("p", { text: t("viewer.nothing_special") }));
     return;
   }
   const list = el("ul", { id: "settlement-lines" });
   for (const line of special) {
     list.append(el("li", { "data-step": line.step },
-      el("strong", { text: `${STEP_NAMES[line.step]}: ` }),
-      `${line.payer} pays ${line.payee} ${line.units} unit${line.units === 1 ? "" : "s"} (${line.amount}) — ${line.explanation}`));
+      el("strong", { text: `${t(KEYS.step[line.step])}: ` }),
+      `${counted("viewer.pays", line.units, { payer: line.payer, payee: line.payee, amount: line.amount })} — ${line.explanation}`));
   }
   body.append(list);
 }
@@ -344,9 +429,65 @@ function renderSummary(result) {
     const net = pair.units[a];
     if (!net) continue;
     const [payer, payee, units] = net > 0 ? [b, a, net] : [a, b, -net];
-    payments.append(el("li", { text: `${payer} pays ${payee} ${units} unit${units === 1 ? "" : "s"} (${units * result.stake})` }));
+    payments.append(el("li", { text: counted("viewer.pays", units, { payer, payee, amount: units * result.stake }) }));
   }
-  if (!payments.children.length) payments.append(el("li", { text: "Nobody pays anybody." }));
+  if (!payments.children.length) payments.append(el("li", { text: t("viewer.nobody_pays") }));
+}
+
+// ---- Verify: the backend's claim against the rules, in words a support agent can read out ---
+
+function lineKey(payer, payee, step) { return `${payer}\u0000${payee}\u0000${step}`; }
+
+function renderVerdict(verdict) {
+  const panel = $("verdict");
+  panel.hidden = !verdict;
+  document.querySelectorAll("#ledger tr.differs").forEach((row) => row.classList.remove("differs"));
+  if (!verdict) return;
+  panel.classList.toggle("agrees", verdict.agrees);
+  panel.classList.toggle("disagrees", !verdict.agrees);
+  $("verdict-heading").textContent = t(verdict.agrees ? "viewer.verdict_agrees" : "viewer.verdict_disagrees");
+  const rows = verdict.players.map((player) => {
+    const differs = player.difference !== 0;
+    const mark = differs ? el("span", { class: "badge foul", text: t("viewer.differs") }) : null;
+    return el("tr", { "data-player": player.id, class: differs ? "differs" : "" },
+      el("th", { scope: "row" }, player.id, " ", mark),
+      el("td", { class: "num", text: signed(player.claimed) }), el("td", { class: "num", text: signed(player.computed) }),
+      el("td", { class: differs ? "num minus" : "num", text: signed(player.difference) }));
+  });
+  $("verdict-players").tBodies[0].replaceChildren(...rows);
+  const words = $("verdict-words");
+  words.replaceChildren();
+  for (const player of verdict.players.filter((p) => p.difference !== 0)) {
+    const said = t("viewer.verdict_player", {
+      id: player.id, claimed: signed(player.claimed), computed: signed(player.computed), difference: signed(player.difference),
+    });
+    const steps = el("ul", { class: "explanation" }, ...(player.explanation || []).map((text) => el("li", { text })));
+    words.append(el("div", { class: "verdict-player", "data-player": player.id }, el("p", { text: said }), steps));
+  }
+  const ledger = verdict.ledger;
+  const list = $("verdict-line-list");
+  list.replaceChildren();
+  const flagged = new Set();
+  if (ledger) {
+    const step = (s) => t(KEYS.step[s || "unstated"]);
+    for (const line of ledger.missing) {
+      flagged.add(lineKey(line.payer, line.payee, line.step));
+      list.append(el("li", { "data-kind": "missing", text: t("viewer.line_missing", { ...line, step: step(line.step), amount: line.computed }) }));
+    }
+    for (const line of ledger.extra) {
+      list.append(el("li", { "data-kind": "extra", text: t("viewer.line_extra", { ...line, step: step(line.step), amount: line.claimed }) }));
+    }
+    for (const line of ledger.different) {
+      flagged.add(lineKey(line.payer, line.payee, line.step));
+      list.append(el("li", { "data-kind": "different", text: t("viewer.line_different", { ...line, step: step(line.step) }) }));
+    }
+  }
+  $("verdict-lines").hidden = !list.children.length;
+  const stepless = ledger && [...ledger.missing, ...ledger.different].some((line) => line.step === null);
+  for (const row of document.querySelectorAll("#ledger tbody tr")) {
+    const [payer, payee, lineStep] = [row.dataset.payer, row.dataset.payee, row.dataset.step];
+    if (flagged.has(lineKey(payer, payee, stepless ? null : lineStep))) row.classList.add("differs");
+  }
 }
 
 // Each step's section of the rules (/docs/rules, docs/rules.md); a line's own citation wins.
@@ -381,8 +522,8 @@ function renderLedger(result) {
   const tbody = $("ledger").querySelector("tbody");
   tbody.replaceChildren();
   for (const line of result.ledger) {
-    tbody.append(el("tr", { "data-step": line.step },
-      el("td", { class: "num", text: String(line.seq) }), el("td", { text: STEP_NAMES[line.step] }),
+    tbody.append(el("tr", { "data-step": line.step, "data-payer": line.payer, "data-payee": line.payee },
+      el("td", { class: "num", text: String(line.seq) }), el("td", { text: t(KEYS.step[line.step]) }),
       el("td", { text: line.payer }), el("td", { text: line.payee }),
       el("td", { text: line.position ? labelOf(line.position) : "" }),
       el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: String(line.amount) }),
@@ -405,57 +546,96 @@ function fromBase64Url(text) {
   return new TextDecoder().decode(Uint8Array.from(binary, (c) => c.charCodeAt(0)));
 }
 
+// The link carries the room, and the claim when there is one, in its fragment: never sent anywhere.
 async function copyLink() {
   let compact;
-  try { compact = JSON.stringify(JSON.parse($("room-input").value)); } catch { $("link-status").textContent = "Fix the JSON first."; return; }
-  const link = `${location.origin}${location.pathname}#room=${toBase64Url(compact)}`;
+  let claim = "";
+  try { compact = JSON.stringify(JSON.parse($("room-input").value)); } catch { $("link-status").textContent = t("viewer.fix_json"); return; }
+  if ($("claim-input").value.trim()) {
+    try { claim = `&claim=${toBase64Url(JSON.stringify(JSON.parse($("claim-input").value)))}`; } catch { $("link-status").textContent = t("viewer.fix_claim"); return; }
+  }
+  const link = `${location.origin}${location.pathname}#room=${toBase64Url(compact)}${claim}`;
   history.replaceState(null, "", link);
   try {
     await navigator.clipboard.writeText(link);
-    $("link-status").textContent = "Link copied. The room travels in the link's fragment, never to a server.";
+    $("link-status").textContent = t("viewer.link_copied");
   } catch {
-    $("link-status").textContent = "The address bar now holds the link to this room.";
+    $("link-status").textContent = t("viewer.link_in_address_bar");
   }
+}
+
+let examples = [];
+
+function fillExamples() {
+  const select = $("examples");
+  const chosen = select.value;
+  select.replaceChildren(el("option", { value: "", text: t("viewer.choose_example") }));
+  examples.forEach((example, index) => select.append(el("option", { value: String(index), text: example[`name_${state.language}`] || example.name })));
+  select.value = chosen;
 }
 
 async function loadExamples() {
   try {
     const response = await fetch("/viewer/examples.json");
-    const { examples } = await response.json();
-    const select = $("examples");
-    examples.forEach((example, index) => select.append(el("option", { value: String(index), text: example.name })));
-    select.addEventListener("change", () => {
-      const chosen = examples[Number(select.value)];
-      if (!chosen || select.value === "") return;
-      $("room-input").value = JSON.stringify(chosen.room, null, 2);
-      score();
-    });
+    examples = (await response.json()).examples;
+    fillExamples();
   } catch {
     // Examples are a convenience; the viewer works without them.
   }
 }
 
+function chooseExample() {
+  const select = $("examples");
+  const chosen = examples[Number(select.value)];
+  if (!chosen || select.value === "") return;
+  $("room-input").value = JSON.stringify(chosen.room, null, 2);
+  $("claim-input").value = chosen.claimed ? JSON.stringify(chosen.claimed, null, 2) : "";
+  $("claim-panel").open = Boolean(chosen.claimed);
+  run(Boolean(chosen.claimed));
+}
+
+// Returns whether to verify (the link carried a claim), to score, or neither.
 function fromFragment() {
-  const match = location.hash.match(/^#room=([A-Za-z0-9_-]+)$/);
-  if (!match) return false;
+  const match = location.hash.match(/^#room=([A-Za-z0-9_-]+)(?:&claim=([A-Za-z0-9_-]+))?$/);
+  if (!match) return null;
   try {
     $("room-input").value = JSON.stringify(JSON.parse(fromBase64Url(match[1])), null, 2);
-    return true;
+    if (match[2]) {
+      $("claim-input").value = JSON.stringify(JSON.parse(fromBase64Url(match[2])), null, 2);
+      $("claim-panel").open = true;
+    }
+    return Boolean(match[2]);
   } catch {
-    showProblem({ title: "Bad link", detail: "The link does not carry a readable room." }, null);
-    return false;
+    showProblem({ title: t("viewer.bad_link"), detail: t("viewer.bad_link_detail") }, null);
+    return null;
   }
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+async function readFile(input, target, then) {
+  const file = input.files[0];
+  if (file) { $(target).value = await file.text(); then(); }
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
   $("room-form").addEventListener("submit", (event) => { event.preventDefault(); score(); });
+  $("verify").addEventListener("click", verify);
   $("copy-link").addEventListener("click", copyLink);
   $("step-prev").addEventListener("click", () => { if (state.step > 0) { state.step -= 1; renderStep(); } });
   $("step-next").addEventListener("click", () => { if (state.step < STEPS.length - 1) { state.step += 1; renderStep(); } });
-  $("room-file").addEventListener("change", async (event) => {
-    const file = event.target.files[0];
-    if (file) { $("room-input").value = await file.text(); score(); }
+  $("room-file").addEventListener("change", (event) => readFile(event.target, "room-input", score));
+  $("claim-file").addEventListener("change", (event) => {
+    $("claim-panel").open = true;
+    readFile(event.target, "claim-input", verify);
   });
-  loadExamples();
-  if (fromFragment()) score();
+  $("examples").addEventListener("change", chooseExample);
+  $("language").addEventListener("change", async () => {
+    const language = $("language").value;
+    try { localStorage.setItem(STORED_LANGUAGE, language); } catch { /* private mode: not remembered */ }
+    await setLanguage(language);
+    if (state.request) run(Boolean(state.claim));  // the service's own texts, again in this language
+  });
+  await setLanguage(preferredLanguage());
+  await loadExamples();
+  const verifying = fromFragment();
+  if (verifying !== null) run(verifying);
 });

@@ -246,3 +246,106 @@ def test_no_wcag_2_a_or_aa_violations_found_by_axe(page: Page, case: str) -> Non
             .violations.map(v => `${v.id} (${v.impact}): ${v.help} at ${v.nodes[0].target}`)"""
     )
     assert violations == []
+
+
+E1_ROOM = CASES["worked-example/E1"]["request"]
+NO_SCOOP = {
+    "amounts": {"P": -3000, "Q": 3000},
+    "ledger": [{"payer": "P", "payee": "Q", "amount": 1000, "step": "chi"}] * 3,
+}
+
+
+def vietnamese_page(browser: Browser, base: str, path: str = "/viewer") -> tuple[Any, Page]:
+    context = browser.new_context(locale="vi-VN", viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    page.goto(base + path)
+    return context, page
+
+
+def test_vietnamese_by_default_under_a_vietnamese_browser(browser: Browser, base: str) -> None:
+    context, page = vietnamese_page(browser, base)
+    expect(page.locator("h1")).to_have_text("Xem lại ván Mậu Binh")
+    assert page.evaluate("document.documentElement.lang") == "vi"
+    page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
+    page.get_by_role("button", name="Tính điểm ván này").click()
+    expect(page.locator("#step-title")).to_have_text("Bước 1/4: Chi 1")
+    ledger = page.locator("#ledger tbody tr")
+    expect(ledger.nth(0)).to_contain_text("Chi 1: Cù lũ thắng Thú")
+    expect(ledger.nth(3)).to_contain_text("Q thắng cả 3 chi, bắt sập P")
+    expect(ledger.nth(3)).to_contain_text("scoop.multiplier")  # the rule, a machine field, stays as it is
+    expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9000)")
+    shoot(page, "vi")
+    context.close()
+
+
+def test_switching_to_english_rescores_and_is_remembered(browser: Browser, base: str) -> None:
+    context, page = vietnamese_page(browser, base)
+    page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
+    page.get_by_role("button", name="Tính điểm ván này").click()
+    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text("Chi 1: Cù lũ thắng Thú")
+    page.get_by_label("Ngôn ngữ").select_option("en")
+    expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")
+    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text("back: full_house beats two_pair")
+    expect(page.locator("#step-title")).to_have_text("Step 1 of 4: Back (Chi 1)")
+    page.reload()
+    expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")
+    assert page.evaluate("document.documentElement.lang") == "en"
+    context.close()
+
+
+def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser: Browser, base: str) -> None:
+    """E1 settled without its scoop: P paid 3000, the rules give 9000."""
+    context, page = vietnamese_page(browser, base)
+    page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
+    page.get_by_text("Đối chiếu: số tiền game đã chia").click()
+    page.get_by_label("JSON của kết quả đã chia").fill(json.dumps(NO_SCOOP))
+    page.get_by_role("button", name="Đối chiếu kết quả này").click()
+    verdict = page.locator("#verdict")
+    expect(verdict).to_be_visible()
+    expect(page.locator("#verdict-heading")).to_have_text("Kết quả đã chia không khớp với luật")
+    row = verdict.locator("tr[data-player=P]")
+    expect(row).to_have_class(re.compile(r"\bdiffers\b"))
+    expect(row.locator("td")).to_have_text(["-3000", "-9000", "+6000"])
+    expect(verdict.locator(".verdict-player[data-player=P]")).to_contain_text(
+        "P: game đã chia -3000; theo luật là -9000, lệch +6000."
+    )
+    expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
+        ["sập: tính lại được -6000, kết quả đã ghi là +0"]
+    )
+    expect(verdict.locator("#verdict-line-list li[data-kind=missing]")).to_have_text(
+        "Thiếu trong kết quả đã chia: P trả Q 6000 (Sập)"
+    )
+    highlighted = page.locator("#ledger tbody tr.differs")
+    expect(highlighted).to_have_count(1)
+    expect(highlighted).to_have_attribute("data-step", "scoop")
+    shoot(page, "verify-vi")
+    context.close()
+
+
+def test_a_link_carries_room_and_claim_and_opens_in_verify_mode(browser: Browser, base: str) -> None:
+    def encoded(document: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(document).encode()).decode().rstrip("=")
+
+    context = browser.new_context(locale="en-US")
+    page = context.new_page()
+    page.goto(f"{base}/viewer#room={encoded(E1_ROOM)}&claim={encoded({'P': -9000, 'Q': 9000})}")
+    expect(page.locator("#verdict-heading")).to_have_text("The settlement agrees with the rules")
+    expect(page.locator("#verdict tr.differs")).to_have_count(0)
+    expect(page.locator("#ledger tbody tr")).to_have_count(4)
+    context.close()
+
+
+def test_verify_mode_in_vietnamese_has_no_axe_violations(browser: Browser, base: str) -> None:
+    from importlib import resources
+
+    axe = resources.files("axe_selenium_python").joinpath("node_modules/axe-core/axe.min.js").read_text()
+    context, page = vietnamese_page(browser, base)
+    page.get_by_label("Ván mẫu").select_option(label="Khiếu nại — E1 bị chia thiếu tiền sập (đối chiếu)")
+    expect(page.locator("#verdict")).to_be_visible()
+    page.evaluate(axe)
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa"]}}))
+            .violations.map(v => `${v.id} (${v.impact}): ${v.help} at ${v.nodes[0].target}`)"""
+    )
+    assert violations == []
+    context.close()

@@ -47,12 +47,38 @@ def test_both_catalogues_hold_the_same_keys() -> None:
     assert sorted(set(vietnamese) - set(english)) == [], "missing in en.json"
 
 
+def _viewer_keys() -> dict[str, list[str]]:
+    """Every quoted ``viewer.*`` key in the viewer's page and script; ``counted(key)`` also uses key_one."""
+    found: dict[str, list[str]] = {}
+    for path in (SERVICE / "static").glob("viewer.*"):
+        text = path.read_text("utf-8")
+        for match in re.finditer(r"[\"'](viewer\.[a-z0-9_]+)[\"']", text):
+            found.setdefault(match[1], []).append(path.name)
+        for match in re.finditer(r"counted\(\"(viewer\.[a-z0-9_]+)\"", text):
+            found.setdefault(f"{match[1]}_one", []).append(path.name)
+    return found
+
+
 def test_every_key_the_code_names_exists_and_every_key_is_named() -> None:
-    used = _string_constants()
+    used = _string_constants() | _viewer_keys()
+    assert len(_viewer_keys()) > 100 and len(_string_constants()) > 100  # both scans find what they look for
     for language in LANGUAGES:
         keys = set(catalogue(language))
         assert {k: where for k, where in used.items() if k not in keys} == {}, f"missing in {language}.json"
         assert sorted(keys - set(used)) == [], f"unused in {language}.json"
+
+
+def _service_texts(language: str) -> dict[str, str]:
+    """The texts Python renders (str.format templates); the viewer's own are rendered by its script."""
+    return {key: text for key, text in catalogue(language).items() if not key.startswith("viewer.")}
+
+
+def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
+    english, vietnamese = catalogue("en"), catalogue("vi")
+    fields = re.compile(r"\{([a-z_]+)\}")
+    for key in english:
+        if key.startswith("viewer."):
+            assert set(fields.findall(vietnamese[key])) <= set(fields.findall(english[key])), key
 
 
 MORE_FIELDS = {
@@ -64,7 +90,7 @@ MORE_FIELDS = {
 
 def test_vietnamese_templates_ask_only_for_fields_the_code_gives() -> None:
     """A field the English template names is one the code passes, as are MORE_FIELDS."""
-    for key, template in catalogue("vi").items():
+    for key, template in _service_texts("vi").items():
         given = _fields(catalogue("en")[key])
         given |= {field for prefix, more in MORE_FIELDS.items() if key.startswith(prefix) for field in more}
         assert _fields(template) <= given, key
@@ -90,7 +116,7 @@ def _vietnamese_rooms() -> list[dict[str, Any]]:
 def _english_words() -> set[str]:
     """Words of the English templates, outside their fields (the game's own "chi" is Vietnamese)."""
     words: set[str] = set()
-    for template in catalogue("en").values():
+    for template in _service_texts("en").values():
         literal = "".join(text for text, _, _, _ in string.Formatter().parse(template))
         words |= {w.lower() for w in re.findall(r"[A-Za-z]{3,}", _machine_free(literal))}
     return words - {"chi"}
