@@ -162,7 +162,7 @@ def viewer_texts(language: str) -> Response:
     """The viewer's words in one language: the ``viewer.*`` part of that language's catalogue."""
     if language not in LANGUAGES:
         raise NotFound
-    texts = {key: text for key, text in catalogue(language).items() if key.startswith("viewer.")}  # type: ignore[arg-type]
+    texts = {key: text for key, text in catalogue(language).items() if key.startswith("viewer.")}
     return Response(dumps(texts), status=200, content_type="application/json", headers=VIEWER_HEADERS)
 
 
