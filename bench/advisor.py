@@ -7,10 +7,13 @@ service.scoring; the figure is the advisor's mean units per game with a 95% inte
 strongest middle"; (b) a uniformly random legal arrangement. In maubinh-bao the advisor
 declares when it recommends it; baselines never declare.
 
+Duplicate matches: the new advisor (its default, strong field) against today's (the weak field),
+heads-up and in four-player rooms (see ``duplicate``).
+
 Speed: p50 and p99 per hand of the advisor (cards in, decision out) against the lexicographic
 floor (same evaluation of the 13 cards, then argmax over the splits), in alternating rounds.
 
-Run: .venv/bin/python bench/advisor.py [--deals 10000] [--speed-hands 2000]
+Run: .venv/bin/python bench/advisor.py [--deals 10000] [--duplicate-deals 2000] [--speed-hands 2000]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 
 from service.arrange import advise, evaluate_subsets, legal_splits, lexicographic, split_cards
 from service.cards import CARD_TEXT, DECK, Card
+from service.contract import Opponents
 from service.hands import POSITIONS
 from service.rulesets import Ruleset, all_rulesets
 from service.scoring import score
@@ -45,8 +49,8 @@ def baseline_random(cards: tuple[Card, ...], ruleset: Ruleset, rng: np.random.Ge
     return as_text(split_cards(subsets, int(legal[int(rng.integers(len(legal)))])))
 
 
-def advisor(cards: tuple[Card, ...], ruleset: Ruleset) -> dict[str, Any]:
-    advice = advise(cards, ruleset)
+def advisor(cards: tuple[Card, ...], ruleset: Ruleset, opponents: Opponents = "strong") -> dict[str, Any]:
+    advice = advise(cards, ruleset, opponents=opponents)
     player: dict[str, Any] = as_text(advice.chosen.hands)
     if advice.declare:
         player["declare"] = True
@@ -74,6 +78,41 @@ def quality(ruleset: Ruleset, deals: int, seed: int) -> dict[str, tuple[float, f
     return {
         name: (statistics.fmean(values), 1.96 * statistics.stdev(values) / len(values) ** 0.5)
         for name, values in per_deal.items()
+    }
+
+
+def room_units(ruleset: Ruleset, seats: list[dict[str, Any]]) -> list[int]:
+    room = load_room({"ruleset": ruleset.id, "players": [{"id": f"p{k}", **s} for k, s in enumerate(seats)]})
+    return [p.units for p in score(room).players]
+
+
+def duplicate(ruleset: Ruleset, deals: int, seed: int) -> dict[str, tuple[float, float]]:
+    """The new advisor (strong field) against today's (weak field), duplicate format.
+
+    Heads-up: each deal twice, hands swapped; the figure is the new advisor's mean units per game.
+    Four players: the new advisor takes each seat in turn against three of today's; the figure is
+    its units in that seat minus what today's advisor made there with the same cards (so 0 is par)."""
+    rng = np.random.default_rng([seed, 4])
+    heads_up: list[float] = []
+    four: list[float] = []
+    for _ in range(deals):
+        order = rng.permutation(52).tolist()
+        hands = [tuple(DECK[c] for c in order[13 * k : 13 * k + 13]) for k in range(4)]
+        new = [advisor(h, ruleset, "strong") for h in hands]
+        old = [advisor(h, ruleset, "weak") for h in hands]
+        units = room_units(ruleset, [new[0], old[1]])[0] + room_units(ruleset, [new[1], old[0]])[0]
+        heads_up.append(units / 2)
+        if ruleset.max_players >= 4:
+            par = room_units(ruleset, old)
+            four.append(
+                statistics.fmean(room_units(ruleset, [*old[:s], new[s], *old[s + 1 :]])[s] - par[s] for s in range(4))
+            )
+    figures = {"heads-up": heads_up}
+    if four:
+        figures["four players"] = four
+    return {
+        name: (statistics.fmean(values), 1.96 * statistics.stdev(values) / len(values) ** 0.5)
+        for name, values in figures.items()
     }
 
 
@@ -107,9 +146,18 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=10_000)
     parser.add_argument("--speed-hands", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--duplicate-deals", type=int, default=2000)
     parser.add_argument("--ruleset", action="append")
     args = parser.parse_args()
     speed(args.speed_hands, args.seed)
+    for ruleset_id in args.ruleset or sorted(all_rulesets()):
+        started = time.perf_counter()
+        figures = duplicate(all_rulesets()[ruleset_id], args.duplicate_deals, args.seed)
+        print(
+            f"duplicate, {ruleset_id}, new advisor vs today's, {args.duplicate_deals:,} deals ({time.perf_counter() - started:.0f} s):"
+        )
+        for name, (mean, half) in figures.items():
+            print(f"  {name:12s}: {mean:+.3f} units/deal  95% CI [{mean - half:+.3f}, {mean + half:+.3f}]")
     for ruleset_id in args.ruleset or sorted(all_rulesets()):
         started = time.perf_counter()
         figures = quality(all_rulesets()[ruleset_id], args.deals, args.seed)

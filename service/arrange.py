@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.cards import CARD_TEXT, Card
+from service.contract import Opponents
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
 from service.patterns import ON_CHI, Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
@@ -165,6 +166,22 @@ def field_table(name: str) -> Field:
 def field(wheel: Wheel) -> Field:
     """The weak field: random hands arranged lexicographically."""
     return field_table(wheel)
+
+
+STRONG_FIELDS: dict[str, Wheel] = {"maubinh-2020": "second", "maubinh-chi-at": "second", "maubinh-bao": "lowest"}
+"""The built-in rulesets with a self-consistent field of their own (``field-strong-<id>.npz``), by wheel."""
+STRONG_BY_WHEEL: dict[Wheel, str] = {"second": "maubinh-2020", "lowest": "maubinh-bao"}
+"""A ruleset that is no built-in and patches none with the same wheel plays against this one's field."""
+
+
+def opponents_field(ruleset: Ruleset, opponents: Opponents) -> tuple[str, Field]:
+    """The field named by ``opponents``, and the table it is: the strong one of the ruleset itself, else
+    of its base (a variant plays against its base's field), else of the built-in with its wheel."""
+    if opponents == "weak":
+        return ruleset.wheel, field(ruleset.wheel)
+    candidates = (ruleset.id, ruleset.base.id if ruleset.base else None, STRONG_BY_WHEEL[ruleset.wheel])
+    chosen = next(c for c in candidates if c is not None and STRONG_FIELDS.get(c) == ruleset.wheel)
+    return f"strong-{chosen}", field_table(f"strong-{chosen}")
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
@@ -354,12 +371,12 @@ class Advice:
     legal_splits: int
 
 
-def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, the_field: Field | None = None) -> Advice:
+def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opponents: Opponents = "strong") -> Advice:
     """Decide for 13 cards; ties go to the lower split of the cards in canonical order."""
     cards = tuple(sorted(cards))
     table = ruleset.hands
     subsets = evaluate_subsets(cards, ruleset.wheel)
-    legal, expected = expected_units(subsets, ruleset, the_field or field(ruleset.wheel))
+    legal, expected = expected_units(subsets, ruleset, opponents_field(ruleset, opponents)[1])
     ranked = _distinct_best(subsets, legal, expected, alternatives + 1)
     play = ranked[0]
     found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))
@@ -381,10 +398,12 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, the
     return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, len(legal))
 
 
-def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -> dict[str, Any]:
+def arrange_json(
+    ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int, opponents: Opponents = "strong"
+) -> dict[str, Any]:
     """The ``POST /v1/arrange`` response."""
     table = ruleset.hands
-    advice = advise(cards, ruleset, alternatives)
+    advice = advise(cards, ruleset, alternatives, opponents)
     rows = {row.pattern: row for row in ruleset.instant_wins}
     patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
     by_id = {p["pattern"]: p for p in patterns}
@@ -396,7 +415,7 @@ def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -
             "declare_units": ruleset.instant_win_row(advice.strongest).units,
             "play_expected_units": round(advice.play.expected_units, 4),
         }
-    the_field = field(ruleset.wheel)
+    table_name, the_field = opponents_field(ruleset, opponents)
     return {
         "ruleset": ruleset_block(ruleset),
         **_arrangement_json(advice.chosen.hands, table, ruleset),
@@ -411,6 +430,8 @@ def arrange_json(ruleset: Ruleset, cards: tuple[Card, ...], alternatives: int) -
         ][:alternatives],
         "model": {
             "opponents": 1,
+            "opponents_field": opponents,
+            "field_table": table_name,
             "field": the_field.description,
             "field_samples": the_field.samples,
             "legal_splits": advice.legal_splits,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from service import jsonl, spreadsheet
+from service.contract import OPPONENTS
 from service.documents import OPERATIONS, answer
 from service.rulesets.catalogue import (
     RULESETS_DIR_ENV,
@@ -66,6 +67,12 @@ def _progress_bar(path: str) -> Any:
     return tqdm(total=total, unit=" lines", file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
 
 
+def _defaults(args: argparse.Namespace) -> dict[str, Any]:
+    """Request fields the command line fills in where a request leaves them out."""
+    opponents = getattr(args, "opponents", None)
+    return {"opponents": opponents} if opponents else {}
+
+
 def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
     try:
         source = _open(args.file)
@@ -79,7 +86,7 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
             if csv:
                 out.write(spreadsheet.header())
             if not args.jsonl:
-                status, body = answer(OPERATIONS[name], source.read(), catalogue)
+                status, body = answer(OPERATIONS[name], source.read(), catalogue, _defaults(args))
                 if csv and status == 200:
                     out.write(spreadsheet.ledger_rows(body))
                 elif csv:
@@ -88,7 +95,8 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
                     out.write(dumps(body, args.lang) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
             progress = _progress_bar(args.file)
-            done = jsonl.run(name, source, out, args.jobs, progress, sys.stderr.buffer if csv else None, args.lang)
+            aside = sys.stderr.buffer if csv else None
+            done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, _defaults(args))
             if progress is not None:
                 progress.close()
             if name == "verify":
@@ -169,6 +177,12 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")
         _language_option(sub)
+        if name == "arrange":
+            sub.add_argument(
+                "--opponents",
+                choices=OPPONENTS,
+                help="the field a request that does not say plays against: strong (the service's default), weak",
+            )
         if name == "score":
             sub.add_argument(
                 "--format",

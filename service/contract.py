@@ -16,6 +16,9 @@ from service.rulesets import Ruleset
 from service.texts import Text
 
 Status = Literal["arranged", "timed_out", "left"]
+Opponents = Literal["strong", "weak"]
+OPPONENTS: tuple[Opponents, ...] = ("strong", "weak")
+"""The advisor's fields: opponents who arrange as it does (the default), or by the lexicographic rule."""
 
 
 @dataclass(frozen=True)

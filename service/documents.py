@@ -223,8 +223,8 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, 
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
     from service.arrange import arrange_json  # numpy and the field tables: only for the advisor
 
-    ruleset, cards, alternatives = load_arrange_request(raw, catalogue)
-    return arrange_json(ruleset, cards, alternatives)
+    request = load_arrange_request(raw, catalogue)
+    return arrange_json(request.ruleset, request.cards, request.alternatives, request.opponents)
 
 
 Operation = Callable[[Any, Catalogue | None], dict[str, Any]]
@@ -246,10 +246,16 @@ def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
     return None
 
 
-def answer(operation: Operation, body: bytes, catalogue: Catalogue | None = None) -> tuple[int, dict[str, Any]]:
-    """(HTTP-like status, body) for one request document: the CLI's whole request path."""
+def answer(
+    operation: Operation, body: bytes, catalogue: Catalogue | None = None, defaults: dict[str, Any] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """(HTTP-like status, body) for one request document: the CLI's whole request path. ``defaults``
+    fill the fields a request object leaves out (the CLI's ``--opponents``)."""
     try:
-        return 200, operation(loads(body), catalogue)
+        raw = loads(body)
+        if defaults and isinstance(raw, dict):
+            raw = {**defaults, **raw}
+        return 200, operation(raw, catalogue)
     except (BadDocument, RoomRejected) as error:
         problem = problem_for(error)
         assert problem is not None

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from service.documents import OPERATIONS, answer, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
@@ -33,12 +33,27 @@ class Summary:
     """For verify: the rooms whose claim agrees, which are counted and not written."""
 
 
-_worker: tuple[str, Catalogue, bool, Language] | None = None
+@dataclass(frozen=True)
+class Worker:
+    """What each worker process holds: one operation, its catalogue, its output format and language,
+    and the fields that requests leave out."""
+
+    name: str
+    catalogue: Catalogue
+    csv: bool
+    language: Language
+    defaults: dict[str, Any]
 
 
-def _start_worker(name: str, csv: bool = False, language: Language = "en") -> None:
-    global _worker  # noqa: PLW0603 - each worker process holds one operation, its catalogue, its format
-    _worker = (name, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), csv, language)
+_worker: Worker | None = None
+
+
+def _start_worker(
+    name: str, csv: bool = False, language: Language = "en", defaults: dict[str, Any] | None = None
+) -> None:
+    global _worker  # noqa: PLW0603 - one per worker process
+    catalogue = catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
+    _worker = Worker(name, catalogue, csv, language, defaults or {})
 
 
 @dataclass(frozen=True)
@@ -56,11 +71,12 @@ class Chunk:
 def _answer_chunk(lines: list[bytes]) -> Chunk:
     """One chunk, in a worker. An agreeing verify answer is counted, not written."""
     assert _worker is not None
-    name, catalogue, csv, language = _worker
+    csv, language = _worker.csv, _worker.language
+    operation = OPERATIONS[_worker.name]
     out, aside = [], []
     refused = agreed = 0
     for line in lines:
-        status, body = answer(OPERATIONS[name], line, catalogue)
+        status, body = answer(operation, line, _worker.catalogue, _worker.defaults)
         refused += status != 200
         if settles(status, body):
             agreed += 1
@@ -100,6 +116,7 @@ def run(
     progress: object = None,
     csv_aside: BinaryIO | None = None,
     language: Language = "en",
+    defaults: dict[str, Any] | None = None,
 ) -> Summary:
     """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance.
     With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there."""
@@ -107,12 +124,12 @@ def run(
     started = time.perf_counter()
     lines = refused = agreed = 0
     if jobs <= 1:
-        _start_worker(name, csv, language)
+        _start_worker(name, csv, language, defaults)
         results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1))
         pool = None
     else:
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
-        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv, language))
+        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv, language, defaults))
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK))
     try:
         for chunk in results:

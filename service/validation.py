@@ -16,7 +16,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields
 
 from service.cards import SPELLINGS, Card, CardError, parse_card
-from service.contract import Fault, PlayerEntry, Room, RoomRejected
+from service.contract import OPPONENTS, Fault, Opponents, PlayerEntry, Room, RoomRejected
 from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
@@ -191,6 +191,7 @@ class ArrangementSchema(RulesetBody):
 class ArrangeRequestSchema(RulesetBody):
     cards = CardList(13, required=True)
     alternatives = JsonInteger(load_default=3, validate=InRange(0, 20))
+    opponents = String(load_default="strong", validate=OneOf(OPPONENTS))
 
 
 class BatchSchema(Schema):
@@ -502,10 +503,18 @@ def load_arrangement(raw: Any, catalogue: Catalogue | None = None) -> tuple[Rule
     return ruleset, {p: data[p] for p in POSITIONS}
 
 
-def load_arrange_request(raw: Any, catalogue: Catalogue | None = None) -> tuple[Ruleset, tuple[Card, ...], int]:
-    """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives."""
+@dataclass(frozen=True)
+class ArrangeRequest:
+    ruleset: Ruleset
+    cards: tuple[Card, ...]
+    alternatives: int
+    opponents: Opponents
+
+
+def load_arrange_request(raw: Any, catalogue: Catalogue | None = None) -> ArrangeRequest:
+    """Validate a ``POST /v1/arrange`` body: a ruleset, 13 cards, how many alternatives, which field."""
     ruleset, data = _load_single_hand(ARRANGE_SCHEMA, raw, ("cards",), catalogue)
-    return ruleset, data["cards"], data["alternatives"]
+    return ArrangeRequest(ruleset, data["cards"], data["alternatives"], data["opponents"])
 
 
 def load_batch(raw: Any, max_rooms: int) -> list[Any]:

@@ -102,6 +102,15 @@ def test_arrange_jsonl_answers_every_line() -> None:
     assert placed == sorted(cards)
 
 
+def test_arrange_opponents_fills_requests_that_do_not_say() -> None:
+    cards = [c for p in E1["players"][:1] for pos in ("back", "middle", "front") for c in p[pos]]
+    plain = json.dumps({"ruleset": "maubinh-2020", "cards": cards})
+    says = json.dumps({"ruleset": "maubinh-2020", "cards": cards, "opponents": "strong"})
+    done = run("arrange", "--jsonl", "-", "--opponents", "weak", "--jobs", "2", stdin=f"{plain}\n{says}\n")
+    assert [json.loads(line)["model"]["opponents_field"] for line in done.stdout.splitlines()] == ["weak", "strong"]
+    assert json.loads(run("arrange", "-", stdin=plain).stdout)["model"]["opponents_field"] == "strong"
+
+
 def _rooms_file(tmp_path: Path, count: int = 600) -> Path:
     """Golden rooms (good and refused) repeated, plus a line that is not JSON and a blank line."""
     rooms = [json.dumps(c["request"]) for c in golden_cases() + golden_cases("house-public.jsonl")]

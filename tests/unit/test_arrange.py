@@ -203,3 +203,49 @@ def test_bad_requests_are_422_like_score(body: dict[str, Any], pointers: list[st
     with pytest.raises(RoomRejected) as rejected:
         arrange_document(body)
     assert [f.pointer for f in rejected.value.faults] == pointers
+
+
+def test_the_answer_names_the_field_it_played_against() -> None:
+    strong = arrange_document({"ruleset": "maubinh-chi-at", "cards": E1_P})
+    weak = arrange_document({"ruleset": "maubinh-chi-at", "cards": E1_P, "opponents": "weak"})
+    assert (strong["model"]["opponents_field"], strong["model"]["field_table"]) == ("strong", "strong-maubinh-chi-at")
+    assert (weak["model"]["opponents_field"], weak["model"]["field_table"]) == ("weak", "second")
+    assert "fictitious play" in strong["model"]["field"] and "lexicographically" in weak["model"]["field"]
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "table"),
+    [
+        ({"base": "maubinh-chi-at", "patch": {"scoop": {"sweep_multiplier": 2}}}, "strong-maubinh-chi-at"),
+        ({"base": "maubinh-bao", "patch": {"bonuses": {"mode": "add"}}}, "strong-maubinh-bao"),
+        (
+            {"base": "maubinh-bao", "patch": {"wheel": "second"}},
+            "strong-maubinh-2020",
+        ),  # its base's field is of the other wheel
+    ],
+)
+def test_a_variant_plays_against_its_bases_field_of_its_own_wheel(ruleset: Any, table: str) -> None:
+    assert arrange_document({"ruleset": ruleset, "cards": E1_P})["model"]["field_table"] == table
+
+
+def test_an_unknown_field_is_refused_at_its_pointer() -> None:
+    with pytest.raises(RoomRejected) as refused:
+        arrange_document({"ruleset": "maubinh-2020", "cards": E1_P, "opponents": "expert"})
+    assert [(f.pointer, f.message) for f in refused.value.faults] == [("/opponents", "Must be one of: strong, weak.")]
+
+
+@pytest.mark.parametrize("ruleset", ["maubinh-2020", "maubinh-chi-at", "maubinh-bao"])
+def test_the_strong_field_holds_stronger_fronts_than_leftovers(ruleset: str) -> None:
+    """The point of the self-consistent field: opponents who arrange well keep pairs in front (the
+    lexicographic field's fronts are mostly leftovers, high card)."""
+    from service.arrange import field_table
+    from service.hands import CATEGORY_UNIT
+
+    def pair_or_better_in_front(name: str) -> float:
+        the_field = field_table(name)
+        strengths, probabilities = the_field.strengths["front"], the_field.probabilities["front"]
+        return float(probabilities[strengths // CATEGORY_UNIT >= 1].sum())
+
+    weak = pair_or_better_in_front(all_rulesets()[ruleset].wheel)
+    strong = pair_or_better_in_front(f"strong-{ruleset}")
+    assert weak < 0.15 and strong > 0.25
