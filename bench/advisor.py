@@ -148,9 +148,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--duplicate-deals", type=int, default=2000)
     parser.add_argument("--ruleset", action="append")
+    parser.add_argument("--only", choices=("speed", "duplicate", "quality"), action="append", help="these parts")
     args = parser.parse_args()
-    speed(args.speed_hands, args.seed)
-    for ruleset_id in args.ruleset or sorted(all_rulesets()):
+    parts = args.only or ["speed", "duplicate", "quality"]
+    if "speed" in parts:
+        speed(args.speed_hands, args.seed)
+    for ruleset_id in (args.ruleset or sorted(all_rulesets())) if "duplicate" in parts else []:
         started = time.perf_counter()
         figures = duplicate(all_rulesets()[ruleset_id], args.duplicate_deals, args.seed)
         print(
@@ -158,7 +161,7 @@ def main() -> None:
         )
         for name, (mean, half) in figures.items():
             print(f"  {name:12s}: {mean:+.3f} units/deal  95% CI [{mean - half:+.3f}, {mean + half:+.3f}]")
-    for ruleset_id in args.ruleset or sorted(all_rulesets()):
+    for ruleset_id in (args.ruleset or sorted(all_rulesets())) if "quality" in parts else []:
         started = time.perf_counter()
         figures = quality(all_rulesets()[ruleset_id], args.deals, args.seed)
         print(f"quality, {ruleset_id}, {args.deals:,} deals x 2 seats ({time.perf_counter() - started:.0f} s):")
