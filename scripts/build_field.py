@@ -50,7 +50,8 @@ from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 
 OUT = Path(__file__).resolve().parents[1] / "service" / "data"
-STRONG_RULESETS = ("maubinh-2020", "maubinh-chi-at", "maubinh-bao")
+STRONG_RULESETS = tuple(builtin_catalogue().latest)
+"""Every built-in ruleset gets a strong field of its own."""
 
 
 def deal(rng: np.random.Generator) -> tuple[Card, ...]:
@@ -106,7 +107,7 @@ def build_weak(wheel: Wheel, samples: int, seed: int) -> Path:
         drawn.append(strengths_of(subsets.five, subsets.three, lexicographic(subsets, wheel)))
     description = f"random 13-card hands arranged lexicographically (wheel {wheel}), seed {seed}"
     print(f"weak {wheel}: {time.perf_counter() - started:.0f} s")
-    return save(wheel, drawn, description, seed=np.int64(seed))
+    return save(wheel, drawn, description, seed=np.int64(seed), wheel=np.str_(wheel))
 
 
 def advisor_round(
@@ -160,6 +161,7 @@ def build_strong(ruleset_id: str, hands: int, rounds: int, seed: int, regret_han
         seed=np.int64(seed),
         rounds=np.int64(len(history)),
         regret=np.array(history),
+        wheel=np.str_(ruleset.wheel),
     )
 
 

@@ -29,7 +29,7 @@ import itertools
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -169,20 +169,33 @@ def field(wheel: Wheel) -> Field:
     return field_table(wheel)
 
 
-STRONG_FIELDS: dict[str, Wheel] = {"maubinh-2020": "second", "maubinh-chi-at": "second", "maubinh-bao": "lowest"}
-"""The built-in rulesets with a self-consistent field of their own (``field-strong-<id>.npz``), by wheel."""
-STRONG_BY_WHEEL: dict[Wheel, str] = {"second": "maubinh-2020", "lowest": "maubinh-bao"}
-"""A ruleset that is no built-in and patches none with the same wheel plays against this one's field."""
+STRONG_PREFIX = "strong-"
+
+
+@cache
+def strong_fields() -> dict[str, Wheel]:
+    """The rulesets with a self-consistent field of their own (``field-strong-<id>.npz``), by id, and
+    the wheel each was built under: found in the package data, not named in code."""
+    found: dict[str, Wheel] = {}
+    for entry in sorted(resources.files("service").joinpath("data").iterdir(), key=lambda e: e.name):
+        name = entry.name.removeprefix("field-").removesuffix(".npz")
+        if entry.name.startswith("field-") and name.startswith(STRONG_PREFIX):
+            with entry.open("rb") as stream, np.load(stream) as data:
+                found[name.removeprefix(STRONG_PREFIX)] = cast(Wheel, str(data["wheel"]))
+    return found
 
 
 def opponents_field(ruleset: Ruleset, opponents: Opponents) -> tuple[str, Field]:
     """The field named by ``opponents``, and the table it is: the strong one of the ruleset itself, else
-    of its base (a variant plays against its base's field), else of the built-in with its wheel."""
+    of its base (a variant plays against its base's field), provided it was built under the same
+    wheel; else the first (by id) built under that wheel."""
     if opponents == "weak":
         return ruleset.wheel, field(ruleset.wheel)
-    candidates = (ruleset.id, ruleset.base.id if ruleset.base else None, STRONG_BY_WHEEL[ruleset.wheel])
-    chosen = next(c for c in candidates if c is not None and STRONG_FIELDS.get(c) == ruleset.wheel)
-    return f"strong-{chosen}", field_table(f"strong-{chosen}")
+    tables = strong_fields()
+    same_wheel = [rid for rid, wheel in tables.items() if wheel == ruleset.wheel]
+    candidates = (ruleset.id, ruleset.base.id if ruleset.base else None, *same_wheel)
+    chosen = next(c for c in candidates if c is not None and tables.get(c) == ruleset.wheel)
+    return f"{STRONG_PREFIX}{chosen}", field_table(f"{STRONG_PREFIX}{chosen}")
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
