@@ -26,6 +26,7 @@ independent for scoops; aces (chi Át) are not weighed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -118,12 +119,26 @@ def evaluate_subsets(cards: tuple[Card, ...], wheel: Wheel) -> Subsets:
     return Subsets(cards, five, three)
 
 
+MIDDLES_PER_BACK = 56
+"""C(8, 5): splits() lists each back's middles together, so split k has back k // 56."""
+
+
+@cache
+def _split_grid() -> tuple[Ints, Ints]:
+    """The middle and front subset of every split, one row per back: the back's own values then
+    broadcast along its row instead of being gathered split by split."""
+    back, middle, front = splits()
+    assert (back == np.arange(len(back)) // MIDDLES_PER_BACK).all()
+    return middle.reshape(-1, MIDDLES_PER_BACK), front.reshape(-1, MIDDLES_PER_BACK)
+
+
 def legal_splits(subsets: Subsets) -> tuple[Ints, Ints, Ints, Ints]:
     """Indices of the splits that do not foul, with their back, middle and front subset indices."""
-    back, middle, front = splits()
-    strength_back, strength_middle = subsets.five[back], subsets.five[middle]
-    legal = np.flatnonzero((strength_back >= strength_middle) & (strength_middle >= subsets.three[front]))
-    return legal, back[legal], middle[legal], front[legal]
+    middle_grid, front_grid = _split_grid()
+    strength_middle = subsets.five[middle_grid]
+    fouls_not = (subsets.five[:, None] >= strength_middle) & (strength_middle >= subsets.three[front_grid])
+    legal = np.flatnonzero(fouls_not)
+    return legal, legal // MIDDLES_PER_BACK, middle_grid[fouls_not], front_grid[fouls_not]
 
 
 def lexicographic(subsets: Subsets, wheel: Wheel) -> int:
@@ -258,32 +273,31 @@ def _odds(strengths: Ints, ruleset: Ruleset, position: Position, the_field: Fiel
 
 
 def expected_units(subsets: Subsets, ruleset: Ruleset, the_field: Field) -> tuple[Ints, Floats]:
-    """Every legal split and its expected units against one opponent from ``the_field``."""
+    """Every legal split and its expected units against one opponent from ``the_field``.
+
+    Each position's terms are first summed per subset (1,287 or 286 of them), so that a split costs
+    one gather per term and position, not one per factor."""
     legal, back, middle, front = legal_splits(subsets)
-    odds_back = _odds(subsets.five, ruleset, "back", the_field)
-    odds_middle = _odds(subsets.five, ruleset, "middle", the_field)
-    odds_front = _odds(subsets.three, ruleset, "front", the_field)
+    odds = {
+        "back": _odds(subsets.five, ruleset, "back", the_field),
+        "middle": _odds(subsets.five, ruleset, "middle", the_field),
+        "front": _odds(subsets.three, ruleset, "front", the_field),
+    }
+
+    def summed(term: Callable[[_PositionOdds], Floats]) -> Floats:
+        return term(odds["back"])[back] + term(odds["middle"])[middle] + term(odds["front"])[front]
+
+    def product(term: Callable[[_PositionOdds], Floats]) -> Floats:
+        return term(odds["back"])[back] * term(odds["middle"])[middle] * term(odds["front"])[front]
+
+    expected = summed(lambda o: o.win * o.value - o.lose * o.loss_value)
     scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
-    wins = (
-        odds_back.win[back] * odds_back.value[back]
-        + odds_middle.win[middle] * odds_middle.value[middle]
-        + odds_front.win[front] * odds_front.value[front]
-    )
-    losses = (
-        odds_back.lose[back] * odds_back.loss_value[back]
-        + odds_middle.lose[middle] * odds_middle.loss_value[middle]
-        + odds_front.lose[front] * odds_front.loss_value[front]
-    )
-    expected = wins - losses
     if scoop:
-        sweep = odds_back.win[back] * odds_middle.win[middle] * odds_front.win[front]
-        swept = odds_back.lose[back] * odds_middle.lose[middle] * odds_front.lose[front]
+        sweep, swept = product(lambda o: o.win), product(lambda o: o.lose)
         if ruleset.scoop_basis == "chi":
-            expected = expected + scoop * 3 * (sweep - swept)
+            expected += scoop * 3 * (sweep - swept)
         else:
-            won_total = odds_back.value[back] + odds_middle.value[middle] + odds_front.value[front]
-            lost_total = odds_back.loss_value[back] + odds_middle.loss_value[middle] + odds_front.loss_value[front]
-            expected = expected + scoop * (sweep * won_total - swept * lost_total)
+            expected += scoop * (sweep * summed(lambda o: o.value) - swept * summed(lambda o: o.loss_value))
     return legal, expected
 
 
