@@ -86,7 +86,7 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
             if csv:
                 out.write(spreadsheet.header())
             if not args.jsonl:
-                status, body = answer(OPERATIONS[name], source.read(), catalogue, _defaults(args))
+                status, body = answer(OPERATIONS[name], source.read(), catalogue, _defaults(args), args.lang)
                 if csv and status == 200:
                     out.write(spreadsheet.ledger_rows(body))
                 elif csv:

@@ -16,7 +16,7 @@ from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
-from service.texts import Named, Text
+from service.texts import Language, Named, Text
 from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
 
 MAX_EXACT_AMOUNT = 2**53 - 1
@@ -86,24 +86,26 @@ def _check_amounts(result: Result) -> None:
         raise RoomRejected([Fault("/stake", message, "amount_out_of_range")])
 
 
-def _settle(room: Room) -> tuple[Result, dict[str, Any]]:
+def _settle(room: Room, language: Language) -> tuple[Result, dict[str, Any]]:
     """Score a room and check its amounts: the answer of /v1/score, and the heart of /v1/verify's."""
     result = score(room)
     _check_amounts(result)
-    return result, result_json(result)
+    return result, result_json(result, language)
 
 
-def score_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
-    return _settle(load_room(raw, catalogue))[1]
+def score_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
+    return _settle(load_room(raw, catalogue), language)[1]
 
 
-def score_batch_document(raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500) -> dict[str, Any]:
+def score_batch_document(
+    raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500, language: Language = "en"
+) -> dict[str, Any]:
     """Many rooms in one request: each result is exactly what ``POST /v1/score`` answers for that
     room, or that room's problem document (with its own status); one bad room never fails the rest."""
     results = []
     for room in load_batch(raw, max_rooms):
         try:
-            results.append(score_document(room, catalogue))
+            results.append(score_document(room, catalogue, language))
         except RoomRejected as rejected:
             results.append(rejected_json(rejected.faults))
     return {"results": results}
@@ -153,10 +155,10 @@ def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim:
     return out
 
 
-def verify_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
     room, claim = load_verification(raw, catalogue)
-    result, body = _settle(room)
+    result, body = _settle(room, language)
     stake = room.stake
     computed: list[tuple[str, str, str | None, int]] = [
         (line.payer, line.payee, line.step, line.units * stake) for line in result.ledger
@@ -197,7 +199,7 @@ def settles(status: int, body: dict[str, Any]) -> bool:
     return status == 200 and body.get("agrees") is True
 
 
-def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
     ruleset, arrangement = load_arrangement(raw, catalogue)
     table = ruleset.hands
@@ -219,7 +221,7 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str,
     }
 
 
-def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def arrange_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
     from service.arrange import arrange_json  # numpy and the field tables: only for the advisor
 
@@ -227,7 +229,8 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None) -> dict[str, 
     return arrange_json(request.ruleset, request.cards, request.alternatives, request.opponents)
 
 
-Operation = Callable[[Any, Catalogue | None], dict[str, Any]]
+Operation = Callable[[Any, Catalogue | None, Language], dict[str, Any]]
+"""(request, catalogue, language of the explanations that are built once, in it: the ledger's)."""
 OPERATIONS: dict[str, Operation] = {
     "verify": verify_document,
     "score": score_document,
@@ -247,7 +250,11 @@ def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
 
 
 def answer(
-    operation: Operation, body: bytes, catalogue: Catalogue | None = None, defaults: dict[str, Any] | None = None
+    operation: Operation,
+    body: bytes,
+    catalogue: Catalogue | None = None,
+    defaults: dict[str, Any] | None = None,
+    language: Language = "en",
 ) -> tuple[int, dict[str, Any]]:
     """(HTTP-like status, body) for one request document: the CLI's whole request path. ``defaults``
     fill the fields a request object leaves out (the CLI's ``--opponents``)."""
@@ -255,7 +262,7 @@ def answer(
         raw = loads(body)
         if defaults and isinstance(raw, dict):
             raw = {**defaults, **raw}
-        return 200, operation(raw, catalogue)
+        return 200, operation(raw, catalogue, language)
     except (BadDocument, RoomRejected) as error:
         problem = problem_for(error)
         assert problem is not None

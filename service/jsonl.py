@@ -76,7 +76,7 @@ def _answer_chunk(lines: list[bytes]) -> Chunk:
     out, aside = [], []
     refused = agreed = 0
     for line in lines:
-        status, body = answer(operation, line, _worker.catalogue, _worker.defaults)
+        status, body = answer(operation, line, _worker.catalogue, _worker.defaults, language)
         refused += status != 200
         if settles(status, body):
             agreed += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from service.cards import ACE, Card
@@ -18,7 +19,7 @@ from service.contract import Fault, PlayerEntry, Room, RoomRejected, Status
 from service.hands import HAND_NAMES, POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, CardStats, Split, arrangement_patterns, card_patterns, card_stats
 from service.rulesets import Ruleset
-from service.texts import Named, Text
+from service.texts import Message, Named, Text, catalogue
 
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
 STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
@@ -38,7 +39,7 @@ class LedgerLine(NamedTuple):
     payee: str
     units: int
     rule: str
-    explanation: Text
+    explanation: Message
     position: Position | None = None
     hands: Mapping[str, str | None] | None = None
 
@@ -93,23 +94,23 @@ def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
     return None
 
 
-FOUL_REASONS = {
-    "left": "foul_reason.left",
-    "timed_out": "foul_reason.timed_out",
-    "front_beats_middle": "foul_reason.front_beats_middle",
-    "middle_beats_back": "foul_reason.middle_beats_back",
+FOUL_REASONS: dict[str, Named] = {
+    code: Named(code, catalogue("vi")[key])
+    for code, key in {
+        "left": "foul_reason.left",
+        "timed_out": "foul_reason.timed_out",
+        "front_beats_middle": "foul_reason.front_beats_middle",
+        "middle_beats_back": "foul_reason.middle_beats_back",
+    }.items()
 }
-"""Each ``foul_reason`` code (a machine field) and the text that says it."""
+"""Each ``foul_reason`` code (a machine field, and its English) and its Vietnamese."""
+PATTERNS_NAMED: dict[str, Named] = {pattern: Named(pattern, names[1]) for pattern, names in PATTERN_NAMES.items()}
 
 
-def position_name(ruleset: Ruleset, position: Position) -> Named:
-    """A position as a text says it: its id in English, the ruleset's label (Chi 1, chi đầu…) in Vietnamese."""
-    return Named(position, ruleset.labels[position])
-
-
-def foul_reason_text(ruleset: Ruleset, reason: str | None) -> Text:
-    labels = {p: position_name(ruleset, p) for p in POSITIONS}
-    return Text(FOUL_REASONS[reason or "left"], **labels)
+@lru_cache(maxsize=256)
+def position_names(ruleset: Ruleset) -> dict[str, Named]:
+    """Positions as a text says them: the id in English, the ruleset's label (Chi 1, Chi cuối…) in Vietnamese."""
+    return {p: Named(p, ruleset.labels[p]) for p in POSITIONS}
 
 
 def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> PlayerResult:
@@ -321,7 +322,7 @@ def _line(
     payee: int,
     units: int,
     rule: str,
-    explanation: Text,
+    explanation: Message,
     position: Position | None = None,
     hands: Mapping[str, str | None] | None = None,
 ) -> LedgerLine:
@@ -352,11 +353,9 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                 winner,
                 win.units,
                 f"instant_wins.table[{win.pattern}].units",
-                Text(
+                (
                     "ledger.instant_win",
-                    winner=room.players[winner].id,
-                    pattern=Named(win.pattern, PATTERN_NAMES[win.pattern][1]),
-                    units=win.units,
+                    {"winner": room.players[winner].id, "pattern": PATTERNS_NAMED[win.pattern], "units": win.units},
                 ),
             )
         )
@@ -367,6 +366,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     """§5: a ``chi`` line of 1 per chi won and, where the chi value v > 1, a ``bonus`` line of v − 1."""
     lines: list[LedgerLine] = []
     bonuses: list[LedgerLine] = []
+    names = position_names(room.ruleset)
     for pair in room.pairs:
         for position, winner, value, key in zip(POSITIONS, pair.winners, pair.values, pair.bonus_keys, strict=False):
             if winner is None:
@@ -377,16 +377,13 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             info = win.hands[position].info
             lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
             hands = {"payee": info.id, "payer": lost_to}
-            where = position_name(room.ruleset, position)
-            if lose.fouled or lost_to is None:
-                how = Text("ledger.chi_foul", position=where, loser=lose.id)
+            where = names[position]
+            if lost_to is None:
+                how = ("ledger.chi_foul", {"position": where, "loser": lose.id})
             else:
-                lost_info = lose.hands[position].info  # type: ignore[index]
-                how = Text(
+                how = (
                     "ledger.chi",
-                    position=where,
-                    winner_hand=Named(info.id, info.name_vi),
-                    loser_hand=Named(lost_to, lost_info.name_vi),
+                    {"position": where, "winner_hand": HAND_NAMES[info.id], "loser_hand": HAND_NAMES[lost_to]},
                 )
             lines.append(
                 _line(
@@ -411,12 +408,9 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         winner,
                         value - 1,
                         f"bonuses.{position}.{key}",
-                        Text(
+                        (
                             "ledger.bonus_added" if room.ruleset.bonus_mode == "add" else "ledger.bonus",
-                            position=where,
-                            hand=HAND_NAMES[key],
-                            value=value,
-                            bonus=value - 1,
+                            {"position": where, "hand": HAND_NAMES[key], "value": value, "bonus": value - 1},
                         ),
                         position,
                         hands,
@@ -461,19 +455,21 @@ def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             rule += " × scoop.sweep_multiplier"
         if by_chi:
             rule += ", scoop.basis"
-        why = Text(
-            "ledger.scoop_sweeping" if s > 1 else "ledger.scoop",
-            winner=room.players[winner].id,
-            loser=room.players[loser].id,
-            scoopers=scoopers[loser],
-            opponents=n - 1,
-            sweep=s,
-        )
-        explanation = Text(
-            "ledger.scoop_chi_basis" if by_chi else "ledger.scoop_total_basis",
-            why=why,
-            basis=basis,
-            multiplier=f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+        if s > 1:
+            key = "ledger.sweep_chi_basis" if by_chi else "ledger.sweep_total_basis"
+        else:
+            key = "ledger.scoop_chi_basis" if by_chi else "ledger.scoop_total_basis"
+        explanation = (
+            key,
+            {
+                "winner": room.players[winner].id,
+                "loser": room.players[loser].id,
+                "scoopers": scoopers[loser],
+                "opponents": n - 1,
+                "sweep": s,
+                "basis": basis,
+                "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+            },
         )
         lines.append(_line(room, "scoop", loser, winner, basis * (m * s - 1), rule, explanation))
     return lines
@@ -490,14 +486,10 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             continue
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
-        why = Text(
-            "ledger.fouled",
-            loser=room.players[loser].id,
-            reason=foul_reason_text(ruleset, room.players[loser].foul_reason),
-        )
+        who = {"loser": room.players[loser].id, "reason": FOUL_REASONS[room.players[loser].foul_reason or "left"]}
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
-            explanation = Text("ledger.foul_fixed", why=why, fixed=fixed)
+            explanation = ("ledger.foul_fixed", {**who, "fixed": fixed})
             lines.append(_line(room, "foul", loser, winner, fixed, "fouls.fixed_units", explanation))
         elif f > 1:
             total = pair.total(winner)
@@ -509,7 +501,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     winner,
                     total * (f - 1),
                     "fouls.foul_multiplier",
-                    Text("ledger.foul_multiplied", why=why, total=total, multiplier=f),
+                    ("ledger.foul_multiplied", {**who, "total": total, "multiplier": f}),
                 )
             )
     return lines
@@ -546,7 +538,7 @@ def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         quad,
                         rule.four_aces_receives,
                         "aces.four_aces_receives",
-                        Text("ledger.four_aces", holder=holder.id, units=rule.four_aces_receives),
+                        ("ledger.four_aces", {"holder": holder.id, "units": rule.four_aces_receives}),
                     )
                 )
         return lines
@@ -566,12 +558,14 @@ def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         payee,
                         share + extra,
                         "aces.no_ace_pays",
-                        Text(
+                        (
                             "ledger.no_ace",
-                            payer=players[payer].id,
-                            pays=rule.no_ace_pays,
-                            collectors=len(collectors),
-                            least=rule.collector_min_aces,
+                            {
+                                "payer": players[payer].id,
+                                "pays": rule.no_ace_pays,
+                                "collectors": len(collectors),
+                                "least": rule.collector_min_aces,
+                            },
                         ),
                     )
                 )

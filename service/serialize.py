@@ -20,7 +20,7 @@ from service.hands import POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
 from service.rulesets import Ruleset
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.texts import Language, Text, localize
+from service.texts import Language, Text, in_language, ledger_templates, localize
 
 PROBLEM_BASE = "https://maubinh.dev/problems/"
 
@@ -92,7 +92,8 @@ def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str
     }
 
 
-def _line_json(seq: int, line: LedgerLine, stake: int) -> dict[str, Any]:
+def _line_json(seq: int, line: LedgerLine, stake: int, templates: dict[str, str], language: Language) -> dict[str, Any]:
+    key, fields = line.explanation
     out: dict[str, Any] = {
         "seq": seq,
         "step": line.step,
@@ -102,7 +103,7 @@ def _line_json(seq: int, line: LedgerLine, stake: int) -> dict[str, Any]:
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
-        "explanation": line.explanation,
+        "explanation": templates[key] % (fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:
         out["hands"] = dict(line.hands)
@@ -120,16 +121,19 @@ def _pair_json(pair: PairShowdown, stake: int) -> dict[str, Any]:
     }
 
 
-def result_json(result: Result) -> dict[str, Any]:
-    """The ``POST /v1/score`` response body."""
+def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
+    """The ``POST /v1/score`` response body, its explanations in ``language``."""
     room = result.room
     ruleset = room.ruleset
+    templates = ledger_templates(language)
     return {
         "round_id": room.round_id,
         "ruleset": ruleset_block(ruleset),
         "stake": room.stake,
         "players": [_player_json(p, ruleset, room.stake) for p in result.players],
-        "ledger": [_line_json(seq, line, room.stake) for seq, line in enumerate(result.ledger, start=1)],
+        "ledger": [
+            _line_json(seq, line, room.stake, templates, language) for seq, line in enumerate(result.ledger, start=1)
+        ],
         "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
     }
 

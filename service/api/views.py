@@ -46,7 +46,7 @@ def _catalogue() -> Catalogue:
 
 
 def _answer(operation: Operation) -> Response:
-    body = operation(_json_body(), _catalogue())
+    body = operation(_json_body(), _catalogue(), language())
     g.outcome = body
     return _ok(body)
 
@@ -61,7 +61,7 @@ def score_batch() -> Response:
     """Up to MAUBINH_MAX_BATCH_ROOMS rooms; this route alone reads up to MAUBINH_MAX_BATCH_BYTES."""
     settings = current_app.config["SETTINGS"]
     request.max_content_length = settings.max_batch_bytes
-    body = score_batch_document(_json_body(), _catalogue(), settings.max_batch_rooms)
+    body = score_batch_document(_json_body(), _catalogue(), settings.max_batch_rooms, language())
     g.outcome = body
     return _ok(body)
 

@@ -82,7 +82,6 @@ def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
 
 
 MORE_FIELDS = {
-    "foul_reason.": {"back", "middle", "front"},  # scoring.foul_reason_text: the positions' names
     "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
 }
 """Fields the code gives that the English template does not use."""
@@ -136,7 +135,7 @@ def test_vietnamese_explanations_hold_no_english_word() -> None:
     assert {"holds", "beats", "fouled", "scoop", "claim"} <= english  # the check has teeth
     explanations = 0
     for room in _vietnamese_rooms():
-        status, body = answer(OPERATIONS["score"], json.dumps(room).encode())
+        status, body = answer(OPERATIONS["score"], json.dumps(room).encode(), language="vi")
         if status != 200:
             continue
         ids = {p["id"] for p in body["players"]}
@@ -154,7 +153,8 @@ def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
         "amounts": {"P": -3000, "Q": 3000},
         "ledger": [{"payer": "P", "payee": "Q", "amount": 3000, "step": "chi"}],
     }
-    body = json.loads(dumps(verify_document({**room, "claimed": claimed}), "vi"))
+    body = json.loads(dumps(verify_document({**room, "claimed": claimed}, None, "vi"), "vi"))
+    assert body["result"]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
     assert body["players"][0]["explanation"] == ["sập: tính lại được -6000, kết quả đã ghi là +0"]
     assert body["players"][1]["explanation"] == ["sập: tính lại được +6000, kết quả đã ghi là +0"]
 
@@ -178,7 +178,8 @@ def test_machine_fields_do_not_change_with_the_language(operation: str) -> None:
     }
     for request in (bodies[operation], {**bodies[operation], "stake": "x", "ruleset": "maubinh-1999"}):
         status, body = answer(OPERATIONS[operation], json.dumps(request).encode())
-        english, vietnamese = json.loads(dumps(body, "en")), json.loads(dumps(body, "vi"))
+        _, body_vi = answer(OPERATIONS[operation], json.dumps(request).encode(), language="vi")
+        english, vietnamese = json.loads(dumps(body, "en")), json.loads(dumps(body_vi, "vi"))
         assert _without_texts(english) == _without_texts(vietnamese)
         if status != 200:
             assert english["type"] == vietnamese["type"] == "https://maubinh.dev/problems/unprocessable-room"
