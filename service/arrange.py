@@ -16,7 +16,10 @@ Method (README "Arrangement advisor"):
    its mode, the scoop multiplier and basis. A fixed foul payment and the sweep multiplier never
    apply in this model: neither the advisor nor the field fouls, and a heads-up room has nobody
    to sweep.
-4. Instant wins: every pattern the cards (or some legal split) qualify for is reported; in a
+4. The search values splits back by back (a back and its 56 middle/front pairs): first the 32 backs
+   with the highest upper bounds, then only the backs whose bound reaches the best splits found. It
+   returns what valuing all 72,072 would, for a fraction of the work (tests/unit/test_arrange.py).
+5. Instant wins: every pattern the cards (or some legal split) qualify for is reported; in a
    declared ruleset the advisor says whether declaring (its units, for sure) beats playing out.
 
 Limits: one opponent (heads-up); the field ignores which cards we hold; positions are treated as
@@ -26,7 +29,6 @@ independent for scoops; aces (chi Át) are not weighed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -38,7 +40,7 @@ import numpy.typing as npt
 from service.cards import CARD_TEXT, Card
 from service.contract import Opponents
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
-from service.patterns import ON_CHI, Split, arrangement_patterns, card_patterns
+from service.patterns import ON_CHI, Pattern, Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
 from service.serialize import hands_json, pattern_json, ruleset_block
 
@@ -49,21 +51,27 @@ COMBOS5: Ints = np.array(list(itertools.combinations(range(13), 5)), dtype=np.in
 COMBOS3: Ints = np.array(list(itertools.combinations(range(13), 3)), dtype=np.int64)
 
 
+def _index_by_mask(combos: Ints) -> Ints:
+    """A card-position bit mask → the index of that subset in ``combos`` (-1 for other masks)."""
+    index = np.full(1 << 13, -1, dtype=np.int64)
+    index[(1 << combos).sum(axis=1)] = np.arange(len(combos))
+    return index
+
+
 @cache
 def splits() -> tuple[Ints, Ints, Ints]:
-    """All 72,072 splits as (back, middle, front) indices into COMBOS5, COMBOS5, COMBOS3."""
-    index5 = {sum(1 << i for i in combo): k for k, combo in enumerate(COMBOS5.tolist())}
-    index3 = {sum(1 << i for i in combo): k for k, combo in enumerate(COMBOS3.tolist())}
-    full = (1 << 13) - 1
-    back, middle, front = [], [], []
-    for b_mask, b in index5.items():
-        rest = [i for i in range(13) if not b_mask >> i & 1]
-        for m in itertools.combinations(rest, 5):
-            m_mask = sum(1 << i for i in m)
-            back.append(b)
-            middle.append(index5[m_mask])
-            front.append(index3[full ^ b_mask ^ m_mask])
-    return (np.array(back, dtype=np.int64), np.array(middle, dtype=np.int64), np.array(front, dtype=np.int64))
+    """All 72,072 splits as (back, middle, front) indices into COMBOS5, COMBOS5, COMBOS3: each back in
+    COMBOS5 order, then its middles as the combinations of its 8 remaining positions, in order."""
+    backs = len(COMBOS5)
+    taken = np.zeros((backs, 13), dtype=bool)
+    taken[np.arange(backs)[:, None], COMBOS5] = True
+    remaining = np.nonzero(~taken)[1].reshape(backs, 8)
+    middles = remaining[:, np.array(list(itertools.combinations(range(8), 5)))]
+    middle_masks = (1 << middles).sum(axis=2)
+    back_masks = (1 << COMBOS5).sum(axis=1)
+    front_masks = ((1 << 13) - 1) ^ back_masks[:, None] ^ middle_masks
+    back = np.repeat(np.arange(backs), middle_masks.shape[1])
+    return back, _index_by_mask(COMBOS5)[middle_masks].ravel(), _index_by_mask(COMBOS3)[front_masks].ravel()
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,10 @@ class _Lookup:
     flush_strengths: Ints
     three_keys: Ints
     three_strengths: Ints
-    all_strengths: Ints  # every strength of the scale, sorted: dense ranks for the lexicographic floor
+    all_strengths: Ints  # every strength of the scale, sorted: a strength's rank is its index here
+    plain_ranks: Ints
+    flush_ranks: Ints
+    three_ranks: Ints
 
 
 @cache
@@ -90,8 +101,10 @@ def _lookup(wheel: Wheel) -> _Lookup:
     plain = arrays(table.plain5)
     flush = arrays(table.flush5)
     three = arrays(table.three)
-    every = np.unique(np.concatenate([plain[1], flush[1], three[1]]))
-    return _Lookup(*plain, *flush, *three, every)
+    every = np.sort(np.concatenate([plain[1], flush[1], three[1]]))
+    every = every[np.concatenate([[True], every[1:] != every[:-1]])]  # np.unique would import numpy.ma
+    ranks = (np.searchsorted(every, strengths) for strengths in (plain[1], flush[1], three[1]))
+    return _Lookup(*plain, *flush, *three, every, *ranks)
 
 
 RANK_KEYS: Ints = np.array([5 ** (c >> 2) for c in range(52)], dtype=np.int64)
@@ -99,11 +112,14 @@ RANK_KEYS: Ints = np.array([5 ** (c >> 2) for c in range(52)], dtype=np.int64)
 
 @dataclass(frozen=True)
 class Subsets:
-    """The 13 cards' subset strengths: the one evaluation a request needs."""
+    """The 13 cards' subset strengths, and their ranks on the whole scale: the one evaluation a
+    request needs."""
 
     cards: tuple[Card, ...]
     five: Ints
     three: Ints
+    five_ranks: Ints
+    three_ranks: Ints
 
 
 def evaluate_subsets(cards: tuple[Card, ...], wheel: Wheel) -> Subsets:
@@ -112,11 +128,13 @@ def evaluate_subsets(cards: tuple[Card, ...], wheel: Wheel) -> Subsets:
     keys5 = RANK_KEYS[hand][COMBOS5].sum(axis=1)
     suits5 = (hand & 3)[COMBOS5]
     flush = (suits5 == suits5[:, :1]).all(axis=1)
-    five = lookup.plain_strengths[np.searchsorted(lookup.plain_keys, keys5)]
+    at = np.searchsorted(lookup.plain_keys, keys5)
+    five, five_ranks = lookup.plain_strengths[at], lookup.plain_ranks[at]
     if flush.any():
-        five[flush] = lookup.flush_strengths[np.searchsorted(lookup.flush_keys, keys5[flush])]
-    three = lookup.three_strengths[np.searchsorted(lookup.three_keys, RANK_KEYS[hand][COMBOS3].sum(axis=1))]
-    return Subsets(cards, five, three)
+        at = np.searchsorted(lookup.flush_keys, keys5[flush])
+        five[flush], five_ranks[flush] = lookup.flush_strengths[at], lookup.flush_ranks[at]
+    at = np.searchsorted(lookup.three_keys, RANK_KEYS[hand][COMBOS3].sum(axis=1))
+    return Subsets(cards, five, lookup.three_strengths[at], five_ranks, lookup.three_ranks[at])
 
 
 MIDDLES_PER_BACK = 56
@@ -132,11 +150,17 @@ def _split_grid() -> tuple[Ints, Ints]:
     return middle.reshape(-1, MIDDLES_PER_BACK), front.reshape(-1, MIDDLES_PER_BACK)
 
 
+def _legal_grid(subsets: Subsets) -> npt.NDArray[np.bool_]:
+    """Per back (row) and middle/front pair (column): the split does not foul."""
+    middle_grid, front_grid = _split_grid()
+    strength_middle = subsets.five[middle_grid]
+    return (subsets.five[:, None] >= strength_middle) & (strength_middle >= subsets.three[front_grid])
+
+
 def legal_splits(subsets: Subsets) -> tuple[Ints, Ints, Ints, Ints]:
     """Indices of the splits that do not foul, with their back, middle and front subset indices."""
     middle_grid, front_grid = _split_grid()
-    strength_middle = subsets.five[middle_grid]
-    fouls_not = (subsets.five[:, None] >= strength_middle) & (strength_middle >= subsets.three[front_grid])
+    fouls_not = _legal_grid(subsets)
     legal = np.flatnonzero(fouls_not)
     return legal, legal // MIDDLES_PER_BACK, middle_grid[fouls_not], front_grid[fouls_not]
 
@@ -240,65 +264,106 @@ def _kind_strengths(wheel: Wheel) -> dict[Kind, Ints]:
     return {kind: np.array(sorted(s), dtype=np.int64) for kind, s in found.items()}
 
 
-@dataclass(frozen=True)
-class _PositionOdds:
-    """Per subset at one position: P(win), P(loss), our chi value, what we pay when we lose."""
-
-    win: Floats
-    lose: Floats
-    value: Floats
-    loss_value: Floats  # E[opponent's chi value | we lose] (0 where we never lose)
+GAIN, WIN, LOSE, VALUE, LOSS_VALUE = range(5)
+"""The columns of a position's terms: the expected chi units at that position alone, P(win), P(loss),
+our chi value when we win, and E[the opponent's chi value | we lose] (0 where we never lose)."""
 
 
 @lru_cache(maxsize=3 * 64)
-def _tail_values(ruleset: Ruleset, position: Position, the_field: Field) -> tuple[Ints, Floats, Floats]:
-    """The field at ``position``: strengths, P(opponent < each), and Σ P × value above each."""
-    strengths = the_field.strengths[position]
+def _scale_terms(ruleset: Ruleset, position: Position, the_field: Field) -> Floats:
+    """The terms of every strength on the scale (one row per rank) against ``the_field`` at
+    ``position``: computed once per ruleset and field, then taken row by row for each hand's subsets."""
+    strengths = _lookup(ruleset.wheel).all_strengths
+    field_strengths = the_field.strengths[position]
     probabilities = the_field.probabilities[position]
     below = np.concatenate([[0.0], np.cumsum(probabilities)])
-    weighted = probabilities * chi_values(strengths, ruleset, position)
-    above_value = np.concatenate([np.cumsum(weighted[::-1])[::-1], [0.0]])
-    return strengths, below, above_value
-
-
-def _odds(strengths: Ints, ruleset: Ruleset, position: Position, the_field: Field) -> _PositionOdds:
-    field_strengths, below, above_value = _tail_values(ruleset, position, the_field)
-    left = np.searchsorted(field_strengths, strengths, side="left")
+    above_value = np.concatenate(
+        [np.cumsum((probabilities * chi_values(field_strengths, ruleset, position))[::-1])[::-1], [0.0]]
+    )
     right = np.searchsorted(field_strengths, strengths, side="right")
-    win = below[left]
+    win = below[np.searchsorted(field_strengths, strengths, side="left")]
     lose = 1.0 - below[right]
     paid = above_value[right]
     loss_value = np.divide(paid, lose, out=np.zeros_like(paid), where=lose > 0)
-    return _PositionOdds(win, lose, chi_values(strengths, ruleset, position), loss_value)
+    value = chi_values(strengths, ruleset, position)
+    return np.stack([win * value - lose * loss_value, win, lose, value, loss_value], axis=1)
+
+
+class _SplitValues:
+    """The expected units of one hand's splits against one opponent from a field, for any rows of the
+    split grid (a row is a back and its 56 middle/front pairs), and an upper bound per row."""
+
+    def __init__(self, subsets: Subsets, ruleset: Ruleset, the_field: Field) -> None:
+        self.subsets = subsets
+        self.terms = {
+            "back": _scale_terms(ruleset, "back", the_field).take(subsets.five_ranks, axis=0),
+            "middle": _scale_terms(ruleset, "middle", the_field).take(subsets.five_ranks, axis=0),
+            "front": _scale_terms(ruleset, "front", the_field).take(subsets.three_ranks, axis=0),
+        }
+        self.scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
+        self.scoop_on_chi = ruleset.scoop_basis == "chi"
+        self.legal = _legal_grid(subsets)
+
+    @property
+    def legal_count(self) -> int:
+        return int(np.count_nonzero(self.legal))
+
+    def of_rows(self, rows: Ints) -> tuple[Ints, Floats]:
+        """The legal splits in ``rows`` (ascending), and their expected units.
+
+        Each position's terms are computed once per subset (1,287 or 286 of them) and kept side by side,
+        so that a split costs one gather of a short row per position."""
+        middle_grid, front_grid = _split_grid()
+        legal = self.legal[rows]
+        row, column = np.nonzero(legal)
+        back = rows[row]
+        terms = self.terms
+        b = terms["back"].take(back, axis=0)
+        m = terms["middle"].take(middle_grid[rows][legal], axis=0)
+        f = terms["front"].take(front_grid[rows][legal], axis=0)
+        expected = b[:, GAIN] + m[:, GAIN] + f[:, GAIN]
+        if self.scoop:
+            sweep = b[:, WIN] * m[:, WIN] * f[:, WIN]
+            swept = b[:, LOSE] * m[:, LOSE] * f[:, LOSE]
+            if self.scoop_on_chi:
+                expected += self.scoop * 3 * (sweep - swept)
+            else:
+                paid = b[:, VALUE] + m[:, VALUE] + f[:, VALUE]
+                owed = b[:, LOSS_VALUE] + m[:, LOSS_VALUE] + f[:, LOSS_VALUE]
+                expected += self.scoop * (sweep * paid - swept * owed)
+        return back * MIDDLES_PER_BACK + column, expected
+
+    def row_bounds(self) -> Floats:
+        """Per back, no less than any of its splits is worth: its middle and front terms replaced by
+        their maxima over the subsets no stronger than the back (any legal middle or front is one).
+        Being scooped only costs, and scoop multipliers are at least 1, so only the sweep is kept."""
+        five, three = self.subsets.five, self.subsets.three
+        by_five, by_three = np.argsort(five, kind="stable"), np.argsort(three, kind="stable")
+        at_five = np.searchsorted(five[by_five], five, side="right") - 1
+        at_three = np.searchsorted(three[by_three], five, side="right") - 1
+
+        def best_middle(values: Floats) -> Floats:
+            return np.maximum.accumulate(values[by_five])[at_five]
+
+        def best_front(values: Floats) -> Floats:
+            return np.maximum.accumulate(values[by_three])[at_three]
+
+        back, middle, front = self.terms["back"], self.terms["middle"], self.terms["front"]
+        bound = back[:, GAIN] + best_middle(middle[:, GAIN]) + best_front(front[:, GAIN])
+        if self.scoop:
+            sweep = back[:, WIN] * best_middle(middle[:, WIN]) * best_front(front[:, WIN])
+            if self.scoop_on_chi:
+                bound += self.scoop * 3 * sweep
+            else:
+                paid = back[:, VALUE] + best_middle(middle[:, VALUE]) + best_front(front[:, VALUE])
+                bound += self.scoop * sweep * np.maximum(paid, 0.0)
+        bound[at_three < 0] = -np.inf  # no front is weak enough: every split of this back fouls
+        return bound
 
 
 def expected_units(subsets: Subsets, ruleset: Ruleset, the_field: Field) -> tuple[Ints, Floats]:
-    """Every legal split and its expected units against one opponent from ``the_field``.
-
-    Each position's terms are first summed per subset (1,287 or 286 of them), so that a split costs
-    one gather per term and position, not one per factor."""
-    legal, back, middle, front = legal_splits(subsets)
-    odds = {
-        "back": _odds(subsets.five, ruleset, "back", the_field),
-        "middle": _odds(subsets.five, ruleset, "middle", the_field),
-        "front": _odds(subsets.three, ruleset, "front", the_field),
-    }
-
-    def summed(term: Callable[[_PositionOdds], Floats]) -> Floats:
-        return term(odds["back"])[back] + term(odds["middle"])[middle] + term(odds["front"])[front]
-
-    def product(term: Callable[[_PositionOdds], Floats]) -> Floats:
-        return term(odds["back"])[back] * term(odds["middle"])[middle] * term(odds["front"])[front]
-
-    expected = summed(lambda o: o.win * o.value - o.lose * o.loss_value)
-    scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
-    if scoop:
-        sweep, swept = product(lambda o: o.win), product(lambda o: o.lose)
-        if ruleset.scoop_basis == "chi":
-            expected += scoop * 3 * (sweep - swept)
-        else:
-            expected += scoop * (sweep * summed(lambda o: o.value) - swept * summed(lambda o: o.loss_value))
-    return legal, expected
+    """Every legal split and its expected units against one opponent from ``the_field``."""
+    return _SplitValues(subsets, ruleset, the_field).of_rows(np.arange(len(COMBOS5)))
 
 
 @dataclass(frozen=True)
@@ -322,34 +387,29 @@ def split_cards(subsets: Subsets, split: int) -> dict[Position, tuple[Card, ...]
     }
 
 
-def _pattern_holders(
-    subsets: Subsets, patterns: frozenset[str], legal: Ints, expected: Floats
-) -> dict[str, Suggestion | None]:
+def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str, Suggestion | None]:
     """For each arrangement pattern (maubinh-bao's BÁO on a chi), the best legal split holding it.
 
-    The masks read the same definition as patterns.arrangement_patterns (ON_CHI), over every split
-    at once; tests/test_arrange.py checks the two against each other by brute force."""
-    if not patterns:
-        return {}
-    back, middle, front = splits()
-    categories = {
-        "back": subsets.five[back[legal]] // CATEGORY_UNIT,
-        "middle": subsets.five[middle[legal]] // CATEGORY_UNIT,
-        "front": subsets.three[front[legal]] // CATEGORY_UNIT,
-    }
-    masks: dict[str, Any] = {
-        pattern: np.logical_or.reduce([categories[p] == rule.category for p in rule.positions])
-        for pattern, rule in ON_CHI.items()
-    }
+    The masks read the same definition as patterns.arrangement_patterns (ON_CHI); tests/test_arrange.py
+    checks the two against each other by brute force. A chi of a category needs a back of at least that
+    category, so only those backs' rows are valued."""
+    subsets = values.subsets
+    categories = {"back": subsets.five // CATEGORY_UNIT, "middle": subsets.five // CATEGORY_UNIT}
+    categories["front"] = subsets.three // CATEGORY_UNIT
+    by_position = dict(zip(POSITIONS, splits(), strict=True))
     holders: dict[str, Suggestion | None] = {}
     for pattern in sorted(patterns):
-        candidates = np.flatnonzero(masks[pattern])
-        if not len(candidates):
-            holders[pattern] = None
+        rule = ON_CHI[Pattern(pattern)]
+        holders[pattern] = None
+        if not any((categories[p] == rule.category).any() for p in rule.positions):
             continue
-        best = int(candidates[int(np.argmax(expected[candidates]))])
-        split = int(legal[best])
-        holders[pattern] = Suggestion(split, float(expected[best]), split_cards(subsets, split))
+        legal, expected = values.of_rows(np.flatnonzero(categories["back"] >= rule.category))
+        holding = np.logical_or.reduce([categories[p][by_position[p][legal]] == rule.category for p in rule.positions])
+        candidates = np.flatnonzero(holding)
+        if len(candidates):
+            best = int(candidates[int(np.argmax(expected[candidates]))])
+            split = int(legal[best])
+            holders[pattern] = Suggestion(split, float(expected[best]), split_cards(subsets, split))
     return holders
 
 
@@ -363,22 +423,53 @@ def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable,
 
 def _distinct_best(subsets: Subsets, legal: Ints, expected: Floats, count: int) -> list[Suggestion]:
     """The best splits by expected units, one per (back, middle, front) strength triple: splits that
-    differ only by equal cards (suits swapped) are the same suggestion. Ties: the lower split index."""
+    differ only by equal cards (suits swapped) are the same suggestion. Ties: the lower split index.
+
+    Only the splits worth at least the pool's last are sorted, ties at that value included; the pool
+    grows when suit swaps fill it with fewer than ``count`` triples."""
     back, middle, front = splits()
-    pool = min(len(legal), count * 16)
-    top = np.argpartition(-expected, pool - 1)[:pool] if pool < len(legal) else np.arange(len(legal))
-    order = sorted(top.tolist(), key=lambda k: (-expected[k], legal[k]))
-    seen: set[tuple[int, int, int]] = set()
-    found = []
-    for k in order:
-        split = int(legal[k])
-        triple = (int(subsets.five[back[split]]), int(subsets.five[middle[split]]), int(subsets.three[front[split]]))
-        if triple not in seen:
-            seen.add(triple)
-            found.append(Suggestion(split, float(expected[k]), split_cards(subsets, split)))
-            if len(found) == count:
-                break
-    return found
+    pool = count * 16
+    while True:
+        if pool < len(legal):
+            floor = -np.partition(-expected, pool - 1)[pool - 1]
+            top = np.flatnonzero(expected >= floor)
+        else:
+            top = np.arange(len(legal))
+        seen: set[tuple[int, int, int]] = set()
+        found = []
+        for k in sorted(top.tolist(), key=lambda k: (-expected[k], legal[k])):
+            split = int(legal[k])
+            triple = (
+                int(subsets.five[back[split]]),
+                int(subsets.five[middle[split]]),
+                int(subsets.three[front[split]]),
+            )
+            if triple not in seen:
+                seen.add(triple)
+                found.append(Suggestion(split, float(expected[k]), split_cards(subsets, split)))
+                if len(found) == count:
+                    return found
+        if len(top) == len(legal):
+            return found
+        pool *= 4
+
+
+FIRST_ROWS = 32
+"""Backs valued first, those of the highest bounds: their best splits set the bar the other backs'
+bounds must reach to be valued at all."""
+BOUND_SLACK = 1e-9
+"""A bound and a split's value add the same terms in different orders; a back is skipped only when its
+bound is below the bar by more than rounding."""
+
+
+def _best_distinct(values: _SplitValues, count: int) -> list[Suggestion]:
+    """:func:`_distinct_best` over every legal split, valuing only the backs whose bound could place a
+    split among the best ``count``: the same suggestions, for a fraction of the work."""
+    bounds = values.row_bounds()
+    first = np.sort(np.argpartition(-bounds, FIRST_ROWS)[:FIRST_ROWS])
+    found = _distinct_best(values.subsets, *values.of_rows(first), count)
+    bar = found[-1].expected_units - BOUND_SLACK if len(found) == count else -np.inf
+    return _distinct_best(values.subsets, *values.of_rows(np.flatnonzero(bounds >= bar)), count)
 
 
 @dataclass(frozen=True)
@@ -404,11 +495,11 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     cards = tuple(sorted(cards))
     table = ruleset.hands
     subsets = evaluate_subsets(cards, ruleset.wheel)
-    legal, expected = expected_units(subsets, ruleset, opponents_field(ruleset, opponents)[1])
-    ranked = _distinct_best(subsets, legal, expected, alternatives + 1)
+    values = _SplitValues(subsets, ruleset, opponents_field(ruleset, opponents)[1])
+    ranked = _best_distinct(values, alternatives + 1)
     play = ranked[0]
     found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))
-    holders = _pattern_holders(subsets, ruleset.arrangement_patterns, legal, expected)
+    holders = _pattern_holders(values, ruleset.arrangement_patterns)
     found |= {p: None for p, holder in holders.items() if holder is not None}
     patterns = [(row.pattern, found[row.pattern]) for row in ruleset.instant_wins if row.pattern in found]
     strongest_row = ruleset.strongest(p for p, _ in patterns)
@@ -418,12 +509,12 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     if take and strongest is not None and (holder := holders.get(strongest)) is not None:
         chosen = holder
     if ruleset.instant_mode == "declared":
-        return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, len(legal))
+        return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, values.legal_count)
     realised = set(card_patterns(cards, table, ruleset.card_patterns))
     realised |= set(arrangement_patterns_of(chosen.hands, table, ruleset))
     realised_row = ruleset.strongest(realised)
     instant_win = realised_row.pattern if realised_row else None
-    return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, len(legal))
+    return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, values.legal_count)
 
 
 def arrange_json(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -122,33 +122,31 @@ RANK_KEY: tuple[int, ...] = tuple(5 ** (c >> 2) for c in range(52))
 SUIT_BIT: tuple[int, ...] = tuple(1 << (c & 3) for c in range(52))
 
 
+_POWERS_OF_5: tuple[int, ...] = tuple(5**r for r in range(13))
+_DIGIT_WEIGHTS: tuple[int, ...] = tuple(BASE ** (DIGITS - 1 - position) for position in range(DIGITS))
+
+
 def rank_key(ranks: Sequence[int]) -> int:
-    return sum(5**r for r in ranks)
+    return sum(map(_POWERS_OF_5.__getitem__, ranks))
 
 
 def _strength(category: Category, digits: Sequence[int]) -> int:
-    value = 0
-    for position in range(DIGITS):
-        value = value * BASE + (digits[position] if position < len(digits) else 0)
-    return int(category) * CATEGORY_UNIT + value
+    """The category, then the digits (most significant first, missing ones 0) in base BASE."""
+    return int(category) * CATEGORY_UNIT + sum(d * w for d, w in zip(digits, _DIGIT_WEIGHTS, strict=False))
 
 
-def _multisets(counts: Sequence[int]) -> Iterator[list[int]]:
+def _multisets(counts: Sequence[int]) -> list[list[int]]:
     """Every rank vector of a count pattern such as (2, 1, 1): groups by count,
     each group high to low, in the order §2.2 compares them."""
     groups = [(count, len(list(same))) for count, same in itertools.groupby(counts)]
-
-    def fill(group: int, used: frozenset[int]) -> Iterator[list[int]]:
-        if group == len(groups):
-            yield []
-            return
-        count, how_many = groups[group]
-        free = [r for r in reversed(range(13)) if r not in used]
-        for chosen in itertools.combinations(free, how_many):
-            for rest in fill(group + 1, used | set(chosen)):
-                yield [r for r in chosen for _ in range(count)] + rest
-
-    yield from fill(0, frozenset())
+    vectors: list[tuple[list[int], frozenset[int]]] = [([], frozenset())]
+    for count, how_many in groups:
+        vectors = [
+            (vector + [r for r in chosen for _ in range(count)], used.union(chosen))
+            for vector, used in vectors
+            for chosen in itertools.combinations([r for r in range(12, -1, -1) if r not in used], how_many)
+        ]
+    return [vector for vector, _ in vectors]
 
 
 def _is_straight(ranks: Sequence[int]) -> bool:
@@ -219,52 +217,76 @@ class HandValue:
         return self.info.kind
 
 
+@dataclass(frozen=True)
+class _Strengths:
+    """Rank key → strength tables and the named kinds, before the hand table's evaluators."""
+
+    plain5: dict[int, int]
+    flush5: dict[int, int]
+    three: dict[int, int]
+    kinds: dict[int, Kind]
+
+    def add(self, line: _Line, ranks: list[int], strength: int, five_cards: bool = True) -> None:
+        key = rank_key(ranks)
+        if not five_cards:
+            self.three[key] = strength
+        else:
+            if line.suited is not False:
+                self.flush5[key] = strength
+            if line.suited is not True:
+                self.plain5[key] = strength
+        if (kind := _kind_of(line.category, ranks, five_cards)) is not None:
+            self.kinds[strength] = kind
+
+
+def _kind_of(category: Category, ranks: list[int], five_cards: bool) -> Kind | None:
+    if category == Category.STRAIGHT_FLUSH:
+        return {BROADWAY_RANKS: Kind.ROYAL_FLUSH, WHEEL_RANKS: Kind.STEEL_WHEEL}.get(frozenset(ranks))
+    if category == Category.FOUR_OF_A_KIND and ranks[0] == ACE:
+        return Kind.FOUR_ACES
+    if category == Category.THREE_OF_A_KIND and ranks[0] == ACE and not five_cards:
+        return Kind.TRIP_ACES
+    return None
+
+
+@cache
+def _wheel_free_strengths() -> _Strengths:
+    """Every hand but the straights, whose order alone depends on the wheel: built once per process
+    and shared by both wheels' tables."""
+    built = _Strengths({}, {}, {}, {})
+    for line in FIVE_CARD_LINES:
+        if line.straight:
+            continue
+        for ranks in _multisets(line.counts):
+            if line.straight is False and _is_straight(ranks):
+                continue
+            built.add(line, ranks, _strength(line.category, [r + 1 for r in ranks]))
+    for line in THREE_CARD_LINES:
+        for ranks in _multisets(line.counts):
+            built.add(line, ranks, _strength(line.category, [r + 1 for r in ranks]), five_cards=False)
+    return built
+
+
 class HandTable:
     """Lookup tables for one ``wheel`` setting; build with :func:`hand_table`."""
 
     def __init__(self, wheel: Wheel) -> None:
+        shared = _wheel_free_strengths()
+        built = _Strengths(dict(shared.plain5), dict(shared.flush5), dict(shared.three), dict(shared.kinds))
+        for line in FIVE_CARD_LINES:
+            if not line.straight:
+                continue
+            for index, straight in enumerate(STRAIGHT_ORDERS[wheel]):
+                built.add(line, sorted(straight, reverse=True), _strength(line.category, [index + 1]))
         self.wheel: Wheel = wheel
-        self.plain5: dict[int, int] = {}
-        self.flush5: dict[int, int] = {}
-        self.three: dict[int, int] = {}
-        self.kinds: dict[int, Kind] = {}
+        self.plain5 = built.plain5
+        self.flush5 = built.flush5
+        self.three = built.three
+        self.kinds = built.kinds
         self.infos: dict[int, HandInfo] = {}
         self._group_keys: dict[int, tuple[int, ...]] = {}
-        order = STRAIGHT_ORDERS[wheel]
-        for line in FIVE_CARD_LINES:
-            for ranks in _multisets(line.counts):
-                straight = _is_straight(ranks)
-                if line.straight is not None and straight != line.straight:
-                    continue
-                if straight:
-                    index = order.index(frozenset(ranks))
-                    strength = _strength(line.category, [index + 1])
-                else:
-                    strength = _strength(line.category, [r + 1 for r in ranks])
-                key = rank_key(ranks)
-                if line.suited is not False:
-                    self.flush5[key] = strength
-                if line.suited is not True:
-                    self.plain5[key] = strength
-                self._name_kind(line.category, ranks, strength, five_cards=True)
-        for line in THREE_CARD_LINES:
-            for ranks in _multisets(line.counts):
-                strength = _strength(line.category, [r + 1 for r in ranks])
-                self.three[rank_key(ranks)] = strength
-                self._name_kind(line.category, ranks, strength, five_cards=False)
         self.evaluate5 = _evaluator5(self.plain5, self.flush5)
         self.evaluate3 = _evaluator3(self.three)
-
-    def _name_kind(self, category: Category, ranks: list[int], strength: int, five_cards: bool) -> None:
-        kind = None
-        if category == Category.STRAIGHT_FLUSH:
-            kind = {BROADWAY_RANKS: Kind.ROYAL_FLUSH, WHEEL_RANKS: Kind.STEEL_WHEEL}.get(frozenset(ranks))
-        elif category == Category.FOUR_OF_A_KIND and ranks[0] == ACE:
-            kind = Kind.FOUR_ACES
-        elif category == Category.THREE_OF_A_KIND and ranks[0] == ACE and not five_cards:
-            kind = Kind.TRIP_ACES
-        if kind is not None:
-            self.kinds[strength] = kind
 
     def evaluate(self, cards: Sequence[int]) -> int:
         if len(cards) == 5:

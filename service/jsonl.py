@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from service.documents import OPERATIONS, answer, settles
+from service.documents import OPERATIONS, answer, prepare, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps
 from service.spreadsheet import ledger_rows
@@ -121,6 +121,7 @@ def run(
     """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance.
     With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there."""
     csv = csv_aside is not None
+    prepare(name)
     started = time.perf_counter()
     lines = refused = agreed = 0
     if jobs <= 1:

@@ -4,17 +4,32 @@ every instant-win pattern the scoring pipeline would detect."""
 import itertools
 from typing import Any
 
+import numpy as np
 import pytest
 from helpers import DECK_TEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.arrange import evaluate_subsets, expected_units, field, legal_splits, lexicographic, split_cards
-from service.cards import parse_card, parse_cards
+from service.arrange import (
+    COMBOS3,
+    COMBOS5,
+    _best_distinct,
+    _SplitValues,
+    evaluate_subsets,
+    expected_units,
+    field,
+    legal_splits,
+    lexicographic,
+    opponents_field,
+    split_cards,
+    splits,
+)
+from service.cards import Card, parse_card, parse_cards
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
 from service.hands import POSITIONS, hand_table
-from service.rulesets import all_rulesets, get_ruleset
+from service.rulesets import Ruleset, all_rulesets, get_ruleset
+from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
 
 RULESETS = sorted(all_rulesets())
@@ -249,3 +264,62 @@ def test_the_strong_field_holds_stronger_fronts_than_leftovers(ruleset: str) -> 
     weak = pair_or_better_in_front(all_rulesets()[ruleset].wheel)
     strong = pair_or_better_in_front(f"strong-{ruleset}")
     assert weak < 0.15 and strong > 0.25
+
+
+def test_the_split_table_deals_every_back_middle_and_front_once() -> None:
+    back, middle, front = splits()
+    masks = {
+        (sum(1 << i for i in COMBOS5[b]), sum(1 << i for i in COMBOS5[m]), sum(1 << i for i in COMBOS3[f]))
+        for b, m, f in zip(back.tolist(), middle.tolist(), front.tolist(), strict=True)
+    }
+    assert len(masks) == len(back) == 1287 * 56  # C(13,5) × C(8,5), no split twice
+    assert all(b & m == b & f == m & f == 0 and b | m | f == (1 << 13) - 1 for b, m, f in masks)
+
+
+SEARCH_RULESETS = [
+    *(get_ruleset(r) for r in RULESETS),
+    builtin_catalogue().variant(get_ruleset("maubinh-2020"), {"scoop": {"basis": "chi"}}),  # type: ignore[arg-type]
+    builtin_catalogue().variant(get_ruleset("maubinh-bao"), {"bonuses": {"mode": "add"}}),  # type: ignore[arg-type]
+]
+WEAK_HAND = ["2D", "4H", "5C", "5H", "7S", "7C", "8D", "9S", "9D", "TC", "JC", "JD", "AS"]
+"""Many splits worth about the same: its bounds leave most backs in play."""
+
+
+def _search_hands() -> list[tuple[Card, ...]]:
+    import random
+
+    rng = random.Random(17)
+    return [parse_cards(WEAK_HAND), parse_cards(E1_P), *(parse_cards(rng.sample(DECK_TEXT, 13)) for _ in range(6))]
+
+
+@pytest.mark.parametrize("ruleset", SEARCH_RULESETS, ids=lambda r: r.id)
+def test_no_split_is_worth_more_than_its_backs_bound(ruleset: Ruleset) -> None:
+    for cards in _search_hands():
+        values = _SplitValues(evaluate_subsets(cards, ruleset.wheel), ruleset, field(ruleset.wheel))
+        legal, expected = values.of_rows(np.arange(len(COMBOS5)))
+        best_of_back = np.full(len(COMBOS5), -np.inf)
+        np.maximum.at(best_of_back, legal // 56, expected)
+        assert (values.row_bounds() >= best_of_back).all()
+
+
+@pytest.mark.parametrize("ruleset", SEARCH_RULESETS, ids=lambda r: r.id)
+def test_the_pruned_search_suggests_what_sorting_every_split_suggests(ruleset: Ruleset) -> None:
+    """The best splits by expected units, first by split index among equals, one per strength triple."""
+    for cards in _search_hands():
+        subsets = evaluate_subsets(cards, ruleset.wheel)
+        values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
+        legal, expected = values.of_rows(np.arange(len(COMBOS5)))
+        back, middle, front = splits()
+        expected_triples: list[tuple[int, float]] = []
+        seen = set()
+        for k in sorted(range(len(legal)), key=lambda k: (-expected[k], legal[k])):
+            split = int(legal[k])
+            triple = (subsets.five[back[split]], subsets.five[middle[split]], subsets.three[front[split]])
+            if triple not in seen:
+                seen.add(triple)
+                expected_triples.append((split, float(expected[k])))
+            if len(expected_triples) == 6:
+                break
+        for count in (1, 4, 6):
+            found = [(s.split, s.expected_units) for s in _best_distinct(values, count)]
+            assert found == expected_triples[:count]
