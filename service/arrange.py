@@ -32,7 +32,7 @@ import itertools
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -235,6 +235,17 @@ def opponents_field(ruleset: Ruleset, opponents: Opponents) -> tuple[str, Field]
     candidates = (ruleset.id, ruleset.base.id if ruleset.base else None, *same_wheel)
     chosen = next(c for c in candidates if c is not None and tables.get(c) == ruleset.wheel)
     return f"{STRONG_PREFIX}{chosen}", field_table(f"{STRONG_PREFIX}{chosen}")
+
+
+def build_tables() -> None:
+    """Everything the advisor builds once per process, built now: the split grid, each wheel's
+    lookup and the shipped fields."""
+    _split_grid()
+    for wheel in get_args(Wheel):
+        _lookup(wheel)
+        field(wheel)
+    for ruleset_id in strong_fields():
+        field_table(f"{STRONG_PREFIX}{ruleset_id}")
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:

@@ -230,10 +230,13 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None, language: Lan
 
 
 def prepare(name: str) -> None:
-    """Import what an operation loads on first use (the advisor's numpy), so that a batch's clock
-    times its requests and not the start-up."""
+    """Start-up for a batch of one operation: import what it loads on first use and build its tables
+    (the advisor's numpy, splits and fields), so that forked workers inherit them and the batch's
+    clock times its requests."""
     if name == "arrange":
-        import service.arrange  # noqa: F401
+        from service.arrange import build_tables
+
+        build_tables()
 
 
 Operation = Callable[[Any, Catalogue | None, Language], dict[str, Any]]
