@@ -179,7 +179,9 @@ class PlayerSchema(Schema):
 class RoomSchema(RulesetBody):
     stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
     round_id = String(validate=MaxLength(128))
-    players = fields.List(fields.Nested(PlayerSchema), required=True)
+    players = fields.Nested(  # one load of every player, not one per player; a non-array refused as List would
+        PlayerSchema, many=True, required=True, error_messages={"type": fields.List.default_error_messages["invalid"]}
+    )
 
 
 class ArrangementSchema(RulesetBody):
@@ -414,10 +416,15 @@ def _room_rule_faults(raw: Any, ruleset: Ruleset | None) -> list[Fault]:
 
 
 def _room_duplicates(loaded: dict[str, Any], raw: Any) -> list[Fault]:
-    """Duplicate cards over the loaded players when marshmallow loaded them, else over the raw ones."""
+    """Duplicate cards over the loaded players when marshmallow loaded them, else over the raw ones.
+    A loaded room whose card ids are all different, the common case, is cleared by one set."""
     players = loaded.get("players") if loaded else raw.get("players") if isinstance(raw, dict) else None
     if not isinstance(players, list):
         return []
+    if loaded:
+        every = [card for player in players for key in (*POSITIONS, "cards") for card in player.get(key, ())]
+        if len(set(every)) == len(every):
+            return []
     return list(_duplicate_faults([(f"/players/{k}", p) for k, p in enumerate(players)], (*POSITIONS, "cards")))
 
 

@@ -178,6 +178,11 @@ def test_wrong_types_everywhere_are_all_reported() -> None:
     ]
 
 
+@pytest.mark.parametrize("players", [7, "P", {"id": "P"}])
+def test_players_that_are_not_an_array(players: object) -> None:
+    assert faults({"ruleset": "maubinh-2020", "players": players}) == [("/players", "Not a valid list.")]
+
+
 def test_missing_required_fields() -> None:
     assert pointers({}) == ["/ruleset", "/players"]
 
