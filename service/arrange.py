@@ -150,17 +150,28 @@ def _split_grid() -> tuple[Ints, Ints]:
     return middle.reshape(-1, MIDDLES_PER_BACK), front.reshape(-1, MIDDLES_PER_BACK)
 
 
-def _legal_grid(subsets: Subsets) -> npt.NDArray[np.bool_]:
-    """Per back (row) and middle/front pair (column): the split does not foul."""
+@dataclass(frozen=True)
+class _Grid:
+    """Per back (row) and middle/front pair (column): the middle's and the front's rank on the strength
+    scale, and whether the split does not foul."""
+
+    middle_rank: npt.NDArray[np.int16]
+    front_rank: npt.NDArray[np.int16]
+    legal: npt.NDArray[np.bool_]
+
+
+def _grid(subsets: Subsets) -> _Grid:
+    """Ranks order hands as strengths do; as int16 the two gathers over 72,072 splits move less memory."""
     middle_grid, front_grid = _split_grid()
-    strength_middle = subsets.five[middle_grid]
-    return (subsets.five[:, None] >= strength_middle) & (strength_middle >= subsets.three[front_grid])
+    five, three = subsets.five_ranks.astype(np.int16), subsets.three_ranks.astype(np.int16)
+    middle, front = five[middle_grid], three[front_grid]
+    return _Grid(middle, front, (five[:, None] >= middle) & (middle >= front))
 
 
 def legal_splits(subsets: Subsets) -> tuple[Ints, Ints, Ints, Ints]:
     """Indices of the splits that do not foul, with their back, middle and front subset indices."""
     middle_grid, front_grid = _split_grid()
-    fouls_not = _legal_grid(subsets)
+    fouls_not = _grid(subsets).legal
     legal = np.flatnonzero(fouls_not)
     return legal, legal // MIDDLES_PER_BACK, middle_grid[fouls_not], front_grid[fouls_not]
 
@@ -313,7 +324,8 @@ class _SplitValues:
         }
         self.scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
         self.scoop_on_chi = ruleset.scoop_basis == "chi"
-        self.legal = _legal_grid(subsets)
+        self.grid = _grid(subsets)
+        self.legal = self.grid.legal
 
     @property
     def legal_count(self) -> int:
@@ -345,30 +357,37 @@ class _SplitValues:
         return back * MIDDLES_PER_BACK + column, expected
 
     def row_bounds(self) -> Floats:
-        """Per back, no less than any of its splits is worth: its middle and front terms replaced by
-        their maxima over the subsets no stronger than the back (any legal middle or front is one).
-        Being scooped only costs, and scoop multipliers are at least 1, so only the sweep is kept."""
-        five, three = self.subsets.five, self.subsets.three
-        by_five, by_three = np.argsort(five, kind="stable"), np.argsort(three, kind="stable")
-        at_five = np.searchsorted(five[by_five], five, side="right") - 1
-        at_three = np.searchsorted(three[by_three], five, side="right") - 1
+        """Per back, no less than any of its splits is worth.
 
-        def best_middle(values: Floats) -> Floats:
-            return np.maximum.accumulate(values[by_five])[at_five]
+        Its legal middles, and so its fronts, are no stronger than the strongest of those middles:
+        each middle and front term is replaced by its maximum over the subsets up to that strength
+        (for what we win) or its minimum (for what being scooped costs, subtracted). The terms are
+        not negative and scoop multipliers are at least 1, so the bound holds term by term."""
+        five_ranks, three_ranks = self.subsets.five_ranks, self.subsets.three_ranks
+        strongest = ((self.grid.middle_rank + 1) * self.grid.legal).max(axis=1).astype(np.int64) - 1
+        by_five, by_three = np.argsort(five_ranks, kind="stable"), np.argsort(three_ranks, kind="stable")
+        at_middle = np.searchsorted(five_ranks[by_five], strongest, side="right") - 1
+        at_front = np.searchsorted(three_ranks[by_three], strongest, side="right") - 1
+        back = self.terms["back"]
+        middles, fronts = self.terms["middle"][by_five], self.terms["front"][by_three]
 
-        def best_front(values: Floats) -> Floats:
-            return np.maximum.accumulate(values[by_three])[at_three]
+        def most(terms: Floats, at: Ints, column: int) -> Floats:
+            return np.maximum.accumulate(terms[:, column])[at]
 
-        back, middle, front = self.terms["back"], self.terms["middle"], self.terms["front"]
-        bound = back[:, GAIN] + best_middle(middle[:, GAIN]) + best_front(front[:, GAIN])
+        def least(terms: Floats, at: Ints, column: int) -> Floats:
+            return np.minimum.accumulate(terms[:, column])[at]
+
+        bound = back[:, GAIN] + most(middles, at_middle, GAIN) + most(fronts, at_front, GAIN)
         if self.scoop:
-            sweep = back[:, WIN] * best_middle(middle[:, WIN]) * best_front(front[:, WIN])
+            sweep = back[:, WIN] * most(middles, at_middle, WIN) * most(fronts, at_front, WIN)
+            swept = back[:, LOSE] * least(middles, at_middle, LOSE) * least(fronts, at_front, LOSE)
             if self.scoop_on_chi:
-                bound += self.scoop * 3 * sweep
+                bound += self.scoop * 3 * (sweep - swept)
             else:
-                paid = back[:, VALUE] + best_middle(middle[:, VALUE]) + best_front(front[:, VALUE])
-                bound += self.scoop * sweep * np.maximum(paid, 0.0)
-        bound[at_three < 0] = -np.inf  # no front is weak enough: every split of this back fouls
+                paid = back[:, VALUE] + most(middles, at_middle, VALUE) + most(fronts, at_front, VALUE)
+                owed = back[:, LOSS_VALUE] + least(middles, at_middle, LOSS_VALUE) + least(fronts, at_front, LOSS_VALUE)
+                bound += self.scoop * (sweep * paid - swept * owed)
+        bound[strongest < 0] = -np.inf  # every split of this back fouls
         return bound
 
 
@@ -473,13 +492,20 @@ BOUND_SLACK = 1e-9
 bound is below the bar by more than rounding."""
 
 
+def _distinct_floor(expected: Floats, count: int) -> float:
+    """The ``count``-th highest distinct value: no higher than the ``count``-th best distinct triple's,
+    since equal triples have equal values."""
+    values = np.sort(expected)[::-1]
+    distinct = values[np.concatenate([[True], values[1:] != values[:-1]])]
+    return float(distinct[count - 1]) if len(distinct) >= count else -np.inf
+
+
 def _best_distinct(values: _SplitValues, count: int) -> list[Suggestion]:
     """:func:`_distinct_best` over every legal split, valuing only the backs whose bound could place a
     split among the best ``count``: the same suggestions, for a fraction of the work."""
     bounds = values.row_bounds()
     first = np.sort(np.argpartition(-bounds, FIRST_ROWS)[:FIRST_ROWS])
-    found = _distinct_best(values.subsets, *values.of_rows(first), count)
-    bar = found[-1].expected_units - BOUND_SLACK if len(found) == count else -np.inf
+    bar = _distinct_floor(values.of_rows(first)[1], count) - BOUND_SLACK
     return _distinct_best(values.subsets, *values.of_rows(np.flatnonzero(bounds >= bar)), count)
 
 
