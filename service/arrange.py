@@ -164,7 +164,7 @@ def _grid(subsets: Subsets) -> _Grid:
     """Ranks order hands as strengths do; as int16 the two gathers over 72,072 splits move less memory."""
     middle_grid, front_grid = _split_grid()
     five, three = subsets.five_ranks.astype(np.int16), subsets.three_ranks.astype(np.int16)
-    middle, front = five[middle_grid], three[front_grid]
+    middle, front = five.take(middle_grid), three.take(front_grid)
     return _Grid(middle, front, (five[:, None] >= middle) & (middle >= front))
 
 
@@ -467,7 +467,7 @@ def _distinct_best(subsets: Subsets, legal: Ints, expected: Floats, count: int) 
             top = np.arange(len(legal))
         seen: set[tuple[int, int, int]] = set()
         found = []
-        for k in sorted(top.tolist(), key=lambda k: (-expected[k], legal[k])):
+        for k in top[np.lexsort((legal[top], -expected[top]))].tolist():
             split = int(legal[k])
             triple = (
                 int(subsets.five[back[split]]),
