@@ -7,7 +7,6 @@ process, writing each answer as soon as it is made.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -132,6 +131,8 @@ def run(
         results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1))
         pool = None
     else:
+        import multiprocessing  # only here: a single room's start-up does without it
+
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
         pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv, language, defaults))
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK_BY_OPERATION.get(name, CHUNK)))
