@@ -29,8 +29,9 @@ independent for scoops; aces (chi Át) are not weighed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 from typing import Any, cast, get_args
 
@@ -40,7 +41,7 @@ import numpy.typing as npt
 from service.cards import CARD_TEXT, Card
 from service.contract import Opponents
 from service.hands import CATEGORY_UNIT, POSITIONS, Category, HandTable, Kind, Position, Wheel, hand_table
-from service.patterns import ON_CHI, Pattern, Split, arrangement_patterns, card_patterns
+from service.patterns import ON_CHI, OnChi, Pattern, Split, arrangement_patterns, card_patterns
 from service.rulesets import Ruleset
 from service.serialize import hands_json, pattern_json, ruleset_block
 
@@ -356,6 +357,7 @@ class _SplitValues:
                 expected += self.scoop * (sweep * paid - swept * owed)
         return back * MIDDLES_PER_BACK + column, expected
 
+    @cached_property
     def row_bounds(self) -> Floats:
         """Per back, no less than any of its splits is worth.
 
@@ -433,11 +435,19 @@ def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str
         holders[pattern] = None
         if not any((categories[p] == rule.category).any() for p in rule.positions):
             continue
-        legal, expected = values.of_rows(np.flatnonzero(categories["back"] >= rule.category))
-        holding = np.logical_or.reduce([categories[p][by_position[p][legal]] == rule.category for p in rule.positions])
-        candidates = np.flatnonzero(holding)
+
+        def holding(legal: Ints, rule: OnChi = rule) -> npt.NDArray[np.bool_]:
+            return np.logical_or.reduce([categories[p][by_position[p][legal]] == rule.category for p in rule.positions])
+
+        def best_held(legal: Ints, expected: Floats) -> float:
+            held = expected[holding(legal)]
+            return float(held.max()) if len(held) else -np.inf
+
+        legal, expected = _search(values, np.flatnonzero(categories["back"] >= rule.category), best_held)
+        candidates = np.flatnonzero(holding(legal))
         if len(candidates):
-            best = int(candidates[int(np.argmax(expected[candidates]))])
+            tied = candidates[expected[candidates] == expected[candidates].max()]
+            best = int(tied[np.argmin(legal[tied])])  # ties: the lower split index
             split = int(legal[best])
             holders[pattern] = Suggestion(split, float(expected[best]), split_cards(subsets, split))
     return holders
@@ -500,13 +510,31 @@ def _distinct_floor(expected: Floats, count: int) -> float:
     return float(distinct[count - 1]) if len(distinct) >= count else -np.inf
 
 
+def _search(values: _SplitValues, rows: Ints, bar_of: Callable[[Ints, Floats], float]) -> tuple[Ints, Floats]:
+    """The legal splits of ``rows`` (ascending) that could be the best, and their values.
+
+    The rows with the highest bounds are valued first; ``bar_of`` reads the bar from their splits
+    (what the best found are worth), and only the other rows whose bound reaches it are valued after.
+    The splits left out are each worth less than the bar."""
+    if len(rows) <= FIRST_ROWS:
+        return values.of_rows(rows)
+    bounds = values.row_bounds[rows]
+    first = np.sort(np.argpartition(-bounds, FIRST_ROWS)[:FIRST_ROWS])
+    legal, expected = values.of_rows(rows[first])
+    reaching = bounds >= bar_of(legal, expected) - BOUND_SLACK
+    reaching[first] = False
+    if reaching.any():
+        more_legal, more_expected = values.of_rows(rows[np.flatnonzero(reaching)])
+        legal, expected = np.concatenate([legal, more_legal]), np.concatenate([expected, more_expected])
+    return legal, expected
+
+
 def _best_distinct(values: _SplitValues, count: int) -> list[Suggestion]:
     """:func:`_distinct_best` over every legal split, valuing only the backs whose bound could place a
     split among the best ``count``: the same suggestions, for a fraction of the work."""
-    bounds = values.row_bounds()
-    first = np.sort(np.argpartition(-bounds, FIRST_ROWS)[:FIRST_ROWS])
-    bar = _distinct_floor(values.of_rows(first)[1], count) - BOUND_SLACK
-    return _distinct_best(values.subsets, *values.of_rows(np.flatnonzero(bounds >= bar)), count)
+    every_row = np.arange(len(COMBOS5))
+    legal, expected = _search(values, every_row, lambda _, expected: _distinct_floor(expected, count))
+    return _distinct_best(values.subsets, legal, expected, count)
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,12 @@ from helpers import DECK_TEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import service.arrange as arrange_module
 from service.arrange import (
     COMBOS3,
     COMBOS5,
     _best_distinct,
+    _pattern_holders,
     _SplitValues,
     evaluate_subsets,
     expected_units,
@@ -27,7 +29,8 @@ from service.arrange import (
 from service.cards import Card, parse_card, parse_cards
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
-from service.hands import POSITIONS, hand_table
+from service.hands import CATEGORY_UNIT, POSITIONS, hand_table
+from service.patterns import ON_CHI
 from service.rulesets import Ruleset, all_rulesets, get_ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
@@ -299,12 +302,16 @@ def test_no_split_is_worth_more_than_its_backs_bound(ruleset: Ruleset) -> None:
         legal, expected = values.of_rows(np.arange(len(COMBOS5)))
         best_of_back = np.full(len(COMBOS5), -np.inf)
         np.maximum.at(best_of_back, legal // 56, expected)
-        assert (values.row_bounds() >= best_of_back).all()
+        assert (values.row_bounds >= best_of_back).all()
 
 
+@pytest.mark.parametrize("first_rows", [1, 32])
 @pytest.mark.parametrize("ruleset", SEARCH_RULESETS, ids=lambda r: r.id)
-def test_the_pruned_search_suggests_what_sorting_every_split_suggests(ruleset: Ruleset) -> None:
+def test_the_pruned_search_suggests_what_sorting_every_split_suggests(
+    ruleset: Ruleset, first_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The best splits by expected units, first by split index among equals, one per strength triple."""
+    monkeypatch.setattr(arrange_module, "FIRST_ROWS", first_rows)
     for cards in _search_hands():
         subsets = evaluate_subsets(cards, ruleset.wheel)
         values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
@@ -323,3 +330,33 @@ def test_the_pruned_search_suggests_what_sorting_every_split_suggests(ruleset: R
         for count in (1, 4, 6):
             found = [(s.split, s.expected_units) for s in _best_distinct(values, count)]
             assert found == expected_triples[:count]
+
+
+@pytest.mark.parametrize("first_rows", [1, 32])  # 1: the second round does most of the work
+@pytest.mark.parametrize("hand", sorted(PATTERN_HANDS))
+def test_the_pruned_search_finds_the_best_split_holding_each_pattern(
+    hand: str, first_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The best split by expected units (then the lower split index) among the legal splits with the
+    pattern's category on one of its chis, found by valuing every split."""
+    monkeypatch.setattr(arrange_module, "FIRST_ROWS", first_rows)
+    ruleset = get_ruleset("maubinh-bao")
+    assert ruleset is not None
+    subsets = evaluate_subsets(parse_cards(PATTERN_HANDS[hand].split()), ruleset.wheel)
+    values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
+    legal, expected = values.of_rows(np.arange(len(COMBOS5)))
+    back, middle, front = splits()
+    categories = {
+        "back": subsets.five[back[legal]] // CATEGORY_UNIT,
+        "middle": subsets.five[middle[legal]] // CATEGORY_UNIT,
+        "front": subsets.three[front[legal]] // CATEGORY_UNIT,
+    }
+    holders = _pattern_holders(values, ruleset.arrangement_patterns)
+    for pattern, rule in ON_CHI.items():
+        held = [k for k in range(len(legal)) if any(categories[p][k] == rule.category for p in rule.positions)]
+        holder = holders[pattern]
+        if not held:
+            assert holder is None
+            continue
+        best = min(held, key=lambda k: (-expected[k], legal[k]))
+        assert holder is not None and (holder.split, holder.expected_units) == (int(legal[best]), float(expected[best]))
