@@ -437,7 +437,8 @@ def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str
             continue
 
         def holding(legal: Ints, rule: OnChi = rule) -> npt.NDArray[np.bool_]:
-            return np.logical_or.reduce([categories[p][by_position[p][legal]] == rule.category for p in rule.positions])
+            held = [categories[p][by_position[p][legal]] == rule.category for p in rule.positions]
+            return cast(npt.NDArray[np.bool_], np.logical_or.reduce(held))
 
         def best_held(legal: Ints, expected: Floats) -> float:
             held = expected[holding(legal)]
