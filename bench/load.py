@@ -5,7 +5,9 @@ Starts `maubinh serve` on a free port, then:
 2. score at half its saturating rate, open loop (hey -q): p50 and p99, errors;
 3. POST /v1/score/batch with 100 rooms a request, saturated: rooms/s against single-room calls.
 Everything is bounded in time and talks to 127.0.0.1 only. Needs wrk and hey (Debian packages).
-Run: .venv/bin/python bench/load.py [--seconds 10] [--connections 16]
+The four run in turn, round after round, and the figures are medians over the rounds: this host's
+speed changes from one minute to the next, so a ratio is taken within a round.
+Run: .venv/bin/python bench/load.py [--rounds 5] [--seconds 3] [--connections 16]
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -115,7 +119,8 @@ def hey_fixed_rate(url: str, body: Path, rate: float, seconds: int) -> dict[str,
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=3, help="per measurement, in each round")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=16)
     args = parser.parse_args()
     for tool in ("wrk", "hey"):
@@ -139,35 +144,51 @@ def main() -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    rounds: list[dict[str, dict[str, float]]] = []
     try:
         wait_ready(base)
         wrk(base + "/healthz", get_lua, 2, args.connections)  # warm up
         wrk(base + "/v1/score", score_lua, 2, args.connections)
-        health = wrk(base + "/healthz", get_lua, args.seconds, args.connections)
-        score = wrk(base + "/v1/score", score_lua, args.seconds, args.connections)
-        half = hey_fixed_rate(base + "/v1/score", body, score["rps"] / 2, args.seconds)
-        batch = wrk(base + "/v1/score/batch", batch_lua, args.seconds, 4)
+        for _ in range(args.rounds):  # interleaved, so that each round's figures share the host's mood
+            health = wrk(base + "/healthz", get_lua, args.seconds, args.connections)
+            score = wrk(base + "/v1/score", score_lua, args.seconds, args.connections)
+            half = hey_fixed_rate(base + "/v1/score", body, score["rps"] / 2, args.seconds)
+            batch = wrk(base + "/v1/score/batch", batch_lua, args.seconds, 4)
+            rounds.append({"health": health, "score": score, "half": half, "batch": batch})
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
         shutil.rmtree(work, ignore_errors=True)
+
+    def median(kind: str, figure: str) -> float:
+        return statistics.median(r[kind][figure] for r in rounds)
+
+    def ratios(of: Callable[[dict[str, dict[str, float]]], float]) -> str:
+        values = sorted(of(r) for r in rounds)
+        return f"{statistics.median(values):.2f}x (rounds {values[0]:.2f}-{values[-1]:.2f})"
+
     print(
-        f"server: maubinh serve, {os.cpu_count()} cores shared with the load generator; {args.connections} connections"
+        f"server: maubinh serve, {os.cpu_count()} cores shared with the load generator; {args.connections} connections;"
+        f" {args.rounds} interleaved rounds of {args.seconds} s each; medians"
+    )
+    for kind, label in (("health", "GET  /healthz  saturated "), ("score", "POST /v1/score saturated ")):
+        print(
+            f"{label}: {median(kind, 'rps'):8.0f} req/s  p50 {median(kind, 'p50_ms'):6.2f} ms"
+            f"  p99 {median(kind, 'p99_ms'):6.2f} ms  errors {sum(r[kind]['errors'] for r in rounds):.0f}"
+        )
+    print(
+        f"score / healthz throughput, per round: {ratios(lambda r: r['score']['rps'] / r['health']['rps'])} (goal >= 0.6)"
     )
     print(
-        f"GET  /healthz  saturated : {health['rps']:8.0f} req/s  p50 {health['p50_ms']:6.2f} ms  p99 {health['p99_ms']:6.2f} ms  errors {health['errors']:.0f}"
+        f"POST /v1/score at half its round's rate ({median('half', 'rps'):.0f} req/s): p50 {median('half', 'p50_ms'):6.2f} ms"
+        f"  p99 {median('half', 'p99_ms'):6.2f} ms (worst round {max(r['half']['p99_ms'] for r in rounds):.2f})"
+        f"  errors {sum(r['half']['errors'] for r in rounds):.0f} of {sum(r['half']['requests'] for r in rounds):.0f}"
+        " (goal p99 <= 15 ms, 0 errors)"
     )
     print(
-        f"POST /v1/score saturated : {score['rps']:8.0f} req/s  p50 {score['p50_ms']:6.2f} ms  p99 {score['p99_ms']:6.2f} ms  errors {score['errors']:.0f}"
-    )
-    print(f"score / healthz throughput: {score['rps'] / health['rps']:.2f}x (goal >= 0.6)")
-    print(
-        f"POST /v1/score at {half['rps']:.0f} req/s (half)  : p50 {half['p50_ms']:6.2f} ms  p99 {half['p99_ms']:6.2f} ms  errors {half['errors']:.0f} of {half['requests']:.0f} (goal p99 <= 15 ms, 0 errors)"
-    )
-    rooms = batch["rps"] * BATCH
-    print(
-        f"POST /v1/score/batch ({BATCH} rooms): {rooms:8.0f} rooms/s  p99 {batch['p99_ms']:6.1f} ms  errors {batch['errors']:.0f}"
-        f"  = {rooms / score['rps']:.2f}x the rooms/s of single calls (goal >= 3)"
+        f"POST /v1/score/batch ({BATCH} rooms): {median('batch', 'rps') * BATCH:8.0f} rooms/s  p99 {median('batch', 'p99_ms'):6.1f} ms"
+        f"  errors {sum(r['batch']['errors'] for r in rounds):.0f}; rooms/s against single calls, per round:"
+        f" {ratios(lambda r: r['batch']['rps'] * BATCH / r['score']['rps'])} (goal >= 3)"
     )
 
 
