@@ -1,11 +1,12 @@
 """`maubinh` speaks the API's JSON: docs/rules.md §10 E1 through the real console script."""
 
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
-from helpers import golden_cases
+from helpers import DECK_TEXT, golden_cases
 
 from service.cli import main
 
@@ -109,6 +110,22 @@ def test_arrange_opponents_fills_requests_that_do_not_say() -> None:
     done = run("arrange", "--jsonl", "-", "--opponents", "weak", "--jobs", "2", stdin=f"{plain}\n{says}\n")
     assert [json.loads(line)["model"]["opponents_field"] for line in done.stdout.splitlines()] == ["weak", "strong"]
     assert json.loads(run("arrange", "-", stdin=plain).stdout)["model"]["opponents_field"] == "strong"
+
+
+def test_arrange_jobs_answer_in_input_order_exactly_as_one_process_does(tmp_path: Path) -> None:
+    """Advice goes to the workers in small chunks: 40 hands (and a bad line) span three of them."""
+    rng = random.Random(8)
+    rulesets = ("maubinh-2020", "maubinh-chi-at", "maubinh-bao")
+    lines = [json.dumps({"ruleset": rulesets[k % 3], "cards": rng.sample(DECK_TEXT, 13)}) for k in range(40)]
+    lines[20:20] = ['{"ruleset": "maubinh-2020", "cards": []}']
+    path = tmp_path / "hands.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    one = run("arrange", "--jsonl", str(path), "--jobs", "1")
+    two = run("arrange", "--jsonl", str(path), "--jobs", "2")
+    assert one.stdout == two.stdout
+    answers = [json.loads(line) for line in one.stdout.splitlines()]
+    assert len(answers) == 41 and answers[20]["status"] == 422
+    assert [a["ruleset"]["id"] for a in answers[:20]] == [rulesets[k % 3] for k in range(20)]
 
 
 def _rooms_file(tmp_path: Path, count: int = 600) -> Path:
