@@ -130,7 +130,10 @@ class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
         if not isinstance(value, list):
             raise ValidationError(Text("fault.not_card_list", size=self.size))
         if len(value) == self.size:
-            found = tuple(SPELLINGS.get(text) if type(text) is str else None for text in value)
+            try:
+                found = tuple(map(SPELLINGS.get, value))  # a non-text is no spelling: None, or unhashable
+            except TypeError:
+                found = (None,)
             if None not in found:
                 return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
         if len(value) > MOST_CARDS:
