@@ -3,6 +3,7 @@
 import json
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subp
     yield base, process, metrics_dir
     if process.poll() is None:
         process.kill()
+
+
+def test_the_wsgi_entry_builds_the_advisors_tables_for_the_workers_to_inherit() -> None:
+    """gunicorn preloads the entry in the master; a fresh interpreter shows what importing it builds."""
+    probe = (
+        "import sys, service.api.wsgi\n"
+        "from service.arrange import _split_grid, strong_fields\n"
+        "print('numpy' in sys.modules, _split_grid.cache_info().currsize, strong_fields.cache_info().currsize)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "1", "1"]
 
 
 @pytest.mark.parametrize("metrics_dir", ["missing", "unset"])
