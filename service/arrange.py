@@ -326,11 +326,10 @@ class _SplitValues:
         self.scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
         self.scoop_on_chi = ruleset.scoop_basis == "chi"
         self.grid = _grid(subsets)
-        self.legal = self.grid.legal
 
     @property
     def legal_count(self) -> int:
-        return int(np.count_nonzero(self.legal))
+        return int(np.count_nonzero(self.grid.legal))
 
     def of_rows(self, rows: Ints) -> tuple[Ints, Floats]:
         """The legal splits in ``rows`` (ascending), and their expected units.
@@ -338,7 +337,7 @@ class _SplitValues:
         Each position's terms are computed once per subset (1,287 or 286 of them) and kept side by side,
         so that a split costs one gather of a short row per position."""
         middle_grid, front_grid = _split_grid()
-        legal = self.legal[rows]
+        legal = self.grid.legal[rows]
         row, column = np.nonzero(legal)
         back = rows[row]
         terms = self.terms
@@ -426,8 +425,8 @@ def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str
     checks the two against each other by brute force. A chi of a category needs a back of at least that
     category, so only those backs' rows are valued."""
     subsets = values.subsets
-    categories = {"back": subsets.five // CATEGORY_UNIT, "middle": subsets.five // CATEGORY_UNIT}
-    categories["front"] = subsets.three // CATEGORY_UNIT
+    five_categories = subsets.five // CATEGORY_UNIT
+    categories = {"back": five_categories, "middle": five_categories, "front": subsets.three // CATEGORY_UNIT}
     by_position = dict(zip(POSITIONS, splits(), strict=True))
     holders: dict[str, Suggestion | None] = {}
     for pattern in sorted(patterns):
