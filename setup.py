@@ -1,7 +1,8 @@
-"""Compiles the settlement pipeline and the serializer with mypyc (C extensions) at install.
+"""Compiles the settlement pipeline, the serializer, the hand evaluator and the patterns with mypyc
+(C extensions) at install.
 
-They are plain, strictly typed Python; compiled they run ~1.5x faster, which takes scoring past
-10,000 four-player rooms per second. The hand evaluator stays pure Python. Set
+They are plain, strictly typed Python; compiled, the pipeline runs ~1.5x faster, and the hand
+tables that a one-room command builds at start-up take ~20 ms instead of ~40. Set
 MAUBINH_PURE_PYTHON=1 to install without compiling (everything works the same, slower).
 """
 
@@ -9,7 +10,7 @@ import os
 
 from setuptools import setup
 
-COMPILED = ["service/scoring.py", "service/serialize.py"]
+COMPILED = ["service/scoring.py", "service/serialize.py", "service/hands.py", "service/patterns.py"]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":
     setup()

@@ -8,15 +8,15 @@ from flask.testing import FlaskClient
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import service.scoring
-import service.serialize
 from service.api import create_app
 
 
 def _refuse_stale_compiled_modules() -> None:
-    """setup.py compiles these with mypyc; a .so older than its .py would test yesterday's code."""
-    for module in (service.scoring, service.serialize):
-        compiled = Path(module.__file__ or "")
+    """setup.py compiles some modules with mypyc; a .so older than its .py would test yesterday's code."""
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("service."):
+            continue
+        compiled = Path(getattr(module, "__file__", None) or "")
         if compiled.suffix == ".so":
             source = compiled.parent / (compiled.name.split(".")[0] + ".py")
             if source.stat().st_mtime > compiled.stat().st_mtime:

@@ -130,8 +130,7 @@ def test_the_wheel_carries_the_package_data(tmp_path: Path) -> None:
         assert expected in names
     assert zipfile.ZipFile(wheel).read("service/openapi.yaml") == (ROOT / "openapi.yaml").read_bytes()
     compiled = {n.split("/")[-1].split(".")[0] for n in names if n.endswith(".so")}
-    assert {"scoring", "serialize"} <= compiled  # mypyc (setup.py)
-    assert not any(n.startswith("service/hands.") and n.endswith(".so") for n in names)  # stays pure Python
+    assert {"scoring", "serialize", "hands", "patterns"} <= compiled  # mypyc (setup.py)
 
 
 @pytest.mark.parametrize("overlay", [BASE, PRODUCTION], ids=["base", "production"])
