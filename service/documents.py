@@ -8,7 +8,7 @@ Each operation takes the parsed request and returns the response body, or raises
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from service.contract import Fault, Room, RoomRejected
@@ -97,18 +97,23 @@ def score_document(raw: Any, catalogue: Catalogue | None = None, language: Langu
     return _settle(load_room(raw, catalogue), language)[1]
 
 
-def score_batch_document(
+def score_batch_results(
     raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500, language: Language = "en"
-) -> dict[str, Any]:
+) -> Iterator[dict[str, Any]]:
     """Many rooms in one request: each result is exactly what ``POST /v1/score`` answers for that
-    room, or that room's problem document (with its own status); one bad room never fails the rest."""
-    results = []
-    for room in load_batch(raw, max_rooms):
-        try:
-            results.append(score_document(room, catalogue, language))
-        except RoomRejected as rejected:
-            results.append(rejected_json(rejected.faults))
-    return {"results": results}
+    room, or that room's problem document (with its own status); one bad room never fails the rest.
+    The envelope is checked now; the rooms are scored one at a time, as the results are taken, so
+    that a caller encoding each as it comes never holds a whole batch of result trees."""
+    rooms = load_batch(raw, max_rooms)
+
+    def results() -> Iterator[dict[str, Any]]:
+        for room in rooms:
+            try:
+                yield score_document(room, catalogue, language)
+            except RoomRejected as rejected:
+                yield rejected_json(rejected.faults)
+
+    return results()
 
 
 STEP_TEXTS = {

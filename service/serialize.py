@@ -9,7 +9,7 @@ same shapes and the tests check the two against each other and openapi.yaml.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -33,6 +33,13 @@ def dumps(document: object, language: Language = "en") -> bytes:
         return orjson.dumps(document)
     except orjson.JSONEncodeError:  # a lone surrogate echoed from the request: escape it rather than fail
         return json.dumps(document, separators=(",", ":")).encode()
+
+
+def dumps_results(results: Iterable[object], language: Language = "en") -> bytes:
+    """``{"results": [...]}``, each result encoded as it comes: the same bytes as :func:`dumps` of the
+    whole, without holding every result's tree at once (a batch of 100 rooms that did ran ~15%
+    slower a room than single rooms, its trees outgrowing the CPU's caches)."""
+    return b'{"results":[' + b",".join([dumps(result, language) for result in results]) + b"]}"
 
 
 def hand_json(hand: HandValue, label: str | None = None) -> dict[str, Any]:

@@ -6,11 +6,13 @@ from the data files. No player or room ids.
 
 from __future__ import annotations
 
+import collections
 import os
 import platform
 import time
+from collections.abc import Iterable
 from importlib import metadata
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask import Flask, Response, g, request
 from prometheus_client import (
@@ -75,25 +77,65 @@ def register(app: Flask) -> None:
         REQUESTS.labels(route, request.method, status).inc()
         LATENCY.labels(route, request.method, status).observe(elapsed)
         outcome = g.get("outcome")
+        batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:
-            count_room(outcome)
-        elif route == "/v1/score/batch" and outcome is not None:
-            for result in outcome["results"]:
-                if "ledger" in result:
-                    count_room(result)
-                else:
-                    REJECTED.labels(route).inc()
+            count_rooms([outcome_of(outcome)], route)
+        elif route == "/v1/score/batch" and batch is not None:
+            count_rooms(batch, route)
         elif response.status_code == 422:
             REJECTED.labels(route).inc()
         return response
 
 
-def count_room(result: dict[str, Any]) -> None:
-    ruleset = result["ruleset"]["id"]
-    ROOMS.labels(ruleset, str(len(result["players"]))).inc()
-    fouls = sum(1 for p in result["players"] if p["fouled"])
-    if fouls:
-        FOULS.labels(ruleset).inc(fouls)
-    for player in result["players"]:
-        if player["instant_win"]:
-            INSTANT_WINS.labels(ruleset, player["instant_win"]["pattern"]).inc()
+class RoomOutcome(NamedTuple):
+    """What the metrics count of one scored room."""
+
+    ruleset: str
+    players: int
+    fouls: int
+    instant_wins: tuple[str, ...]
+
+
+def outcome_of(result: dict[str, Any]) -> RoomOutcome | None:
+    """A scored room's outcome; None for a room's problem document (a refused room of a batch)."""
+    if "ledger" not in result:
+        return None
+    players = result["players"]
+    return RoomOutcome(
+        result["ruleset"]["id"],
+        len(players),
+        sum(1 for p in players if p["fouled"]),
+        tuple(p["instant_win"]["pattern"] for p in players if p["instant_win"]),
+    )
+
+
+def noted(result: dict[str, Any], outcomes: list[RoomOutcome | None]) -> dict[str, Any]:
+    """``result``, its outcome noted on the way: a batch's rooms are counted after the answer is
+    encoded, and only their outcomes are kept until then."""
+    outcomes.append(outcome_of(result))
+    return result
+
+
+def count_rooms(outcomes: Iterable[RoomOutcome | None], route: str) -> None:
+    """Rooms scored by ruleset and size, their fouls and instant wins, and the rooms refused: one
+    increment per label set, however many rooms a batch held."""
+    rooms: collections.Counter[tuple[str, str]] = collections.Counter()
+    fouls: collections.Counter[str] = collections.Counter()
+    instant_wins: collections.Counter[tuple[str, str]] = collections.Counter()
+    refused = 0
+    for outcome in outcomes:
+        if outcome is None:
+            refused += 1
+            continue
+        rooms[outcome.ruleset, str(outcome.players)] += 1
+        fouls[outcome.ruleset] += outcome.fouls
+        instant_wins.update((outcome.ruleset, pattern) for pattern in outcome.instant_wins)
+    for labels, count in rooms.items():
+        ROOMS.labels(*labels).inc(count)
+    for ruleset, count in fouls.items():
+        if count:
+            FOULS.labels(ruleset).inc(count)
+    for labels, count in instant_wins.items():
+        INSTANT_WINS.labels(*labels).inc(count)
+    if refused:
+        REJECTED.labels(route).inc(refused)

@@ -16,12 +16,12 @@ from service.documents import (
     arrange_document,
     evaluate_document,
     loads,
-    score_batch_document,
+    score_batch_results,
     score_document,
     verify_document,
 )
 from service.rulesets.catalogue import Catalogue
-from service.serialize import dumps, ruleset_json
+from service.serialize import dumps, dumps_results, ruleset_json
 from service.texts import LANGUAGES, catalogue
 
 api = Blueprint("api", __name__)
@@ -61,9 +61,11 @@ def score_batch() -> Response:
     """Up to MAUBINH_MAX_BATCH_ROOMS rooms; this route alone reads up to MAUBINH_MAX_BATCH_BYTES."""
     settings = current_app.config["SETTINGS"]
     request.max_content_length = settings.max_batch_bytes
-    body = score_batch_document(_json_body(), _catalogue(), settings.max_batch_rooms, language())
-    g.outcome = body
-    return _ok(body)
+    results = score_batch_results(_json_body(), _catalogue(), settings.max_batch_rooms, language())
+    outcomes: list[metrics.RoomOutcome | None] = []
+    g.batch_outcomes = outcomes
+    body = dumps_results((metrics.noted(result, outcomes) for result in results), language())
+    return Response(body, status=200, content_type="application/json")
 
 
 @api.post("/v1/verify", provide_automatic_options=False)

@@ -18,7 +18,7 @@ def _without_request_id(body: dict[str, Any]) -> bytes:
 
 
 def test_every_result_is_the_single_room_answer_byte_for_byte(client: FlaskClient) -> None:
-    """145 golden rooms in one batch, 33 + 4 of them refused: each result is the single call's body."""
+    """145 golden rooms in one batch, 43 of them refused: each result is the single call's body."""
     batch = client.post("/v1/score/batch", json={"rooms": ROOMS})
     assert batch.status_code == 200
     results = batch.get_json()["results"]
@@ -90,6 +90,40 @@ def test_metrics_count_the_rooms_of_a_batch(client: FlaskClient) -> None:
     before = rooms_scored()
     client.post("/v1/score/batch", json={"rooms": [ROOMS[0], ROOMS[1], "bad"]})
     assert rooms_scored() - before == 2
+
+
+def _room_counts(client: FlaskClient) -> dict[str, float]:
+    """The room-level metrics, by series (the route label of refusals left out)."""
+    counts: dict[str, float] = {}
+    for line in client.get("/metrics").get_data(as_text=True).splitlines():
+        series, _, value = line.rpartition(" ")
+        if series.startswith(("maubinh_rooms_scored_total{", "maubinh_fouls_total{", "maubinh_instant_wins_total{")):
+            counts[series] = float(value)
+        elif series.startswith("maubinh_rejected_total{") and '"/v1/score' in series:
+            counts["rejected"] = counts.get("rejected", 0) + float(value)
+    return counts
+
+
+def _delta(after: dict[str, float], before: dict[str, float]) -> dict[str, float]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+def test_a_batch_counts_its_rooms_as_single_calls_would(client: FlaskClient) -> None:
+    """Rooms by ruleset and size, fouls, instant wins by pattern and refused rooms: the golden rooms
+    sent as one batch move every series exactly as the same rooms sent one by one."""
+    before = _room_counts(client)
+    for room in ROOMS:
+        client.post("/v1/score", json=room)
+    singly = _delta(_room_counts(client), before)
+    before = _room_counts(client)
+    assert client.post("/v1/score/batch", json={"rooms": ROOMS}).status_code == 200
+    batched = _delta(_room_counts(client), before)
+    assert batched == singly
+    assert singly["rejected"] == sum(
+        1 for c in golden_cases() + golden_cases("house-public.jsonl") if "error" in c["expect"]
+    )
+    assert any(k.startswith("maubinh_instant_wins_total{") for k in singly)
+    assert any(k.startswith("maubinh_fouls_total{") for k in singly)
 
 
 def test_a_batch_of_junk_gets_a_bounded_answer(client: FlaskClient) -> None:
