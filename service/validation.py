@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields
+from marshmallow import RAISE, Schema, ValidationError, fields, missing
 
 from service.cards import SPELLINGS, Card, CardError, parse_card
 from service.contract import OPPONENTS, Fault, Opponents, PlayerEntry, Room, RoomRejected
@@ -179,12 +179,55 @@ class PlayerSchema(Schema):
     cards = CardList(13)
 
 
+PLAYER_SCHEMA = PlayerSchema()
+
+
+class Players(fields.Field[list[dict[str, Any]]]):
+    """The players, each loaded by ``PlayerSchema``'s own fields with its messages and its refusal of
+    unknown fields, their faults keyed as its load keys them (index, then field): the same data and
+    faults without a Schema load per player, which was half a player's cost (~10 µs each: hooks,
+    partial loading, a closure per field). ``PlayerSchema`` has no hooks, ``data_key`` or
+    ``validates`` methods that this would skip; tests/unit/test_validation.py holds the two equal."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> list[dict[str, Any]]:
+        if not isinstance(value, list):
+            raise self.make_error("invalid")
+        errors: dict[int, dict[str, Any]] = {}
+        loaded = [_load_player(player, errors.setdefault(index, {})) for index, player in enumerate(value)]
+        errors = {index: found for index, found in errors.items() if found}
+        if errors:
+            raise ValidationError(errors, valid_data=loaded)
+        return loaded
+
+
+_PLAYER_FIELDS = tuple(PLAYER_SCHEMA.load_fields.items())
+
+
+def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(player, Mapping):
+        errors["_schema"] = [PLAYER_SCHEMA.error_messages["type"]]
+        return {}
+    loaded: dict[str, Any] = {}
+    for name, field in _PLAYER_FIELDS:
+        try:
+            value = field.deserialize(player.get(name, missing), name, player)
+        except ValidationError as error:
+            errors[name] = error.messages
+            value = error.valid_data or missing
+        if value is not missing:
+            loaded[name] = value
+    for key in player:
+        if key not in PLAYER_SCHEMA.load_fields:
+            errors[key] = [PLAYER_SCHEMA.error_messages["unknown"]]
+    return loaded
+
+
 class RoomSchema(RulesetBody):
     stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
     round_id = String(validate=MaxLength(128))
-    players = fields.Nested(  # one load of every player, not one per player; a non-array refused as List would
-        PlayerSchema, many=True, required=True, error_messages={"type": fields.List.default_error_messages["invalid"]}
-    )
+    players = Players(required=True, error_messages={"invalid": fields.List.default_error_messages["invalid"]})
 
 
 class ArrangementSchema(RulesetBody):

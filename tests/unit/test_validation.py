@@ -4,10 +4,14 @@ from typing import Any
 
 import pytest
 from helpers import room, seat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from marshmallow import ValidationError
 
 from service.contract import Fault, RoomRejected
 from service.documents import BadDocument, loads, score_document
 from service.serialize import rejected_json
+from service.validation import ROOM_SCHEMA, PlayerSchema
 
 P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"
 Q = "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"
@@ -245,3 +249,33 @@ def test_a_key_made_of_non_ascii_digits_is_a_fault_not_a_crash(key: str) -> None
     claim = {"ruleset": "maubinh-2020", "players": [{"id": "P"}, {"id": "Q"}], "claimed": {"amounts": {key: 0}}}
     with pytest.raises(RoomRejected):
         verify_document(claim)
+
+
+_CARD_TEXTS = st.sampled_from(["AS", "KH", "10d", "T♥", "2c", "1S", "A💥", "", "QQ"])
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["P1", "bad id!", "arranged", "timed_out", "left", "gone", "x" * 70]),
+    st.lists(st.one_of(_CARD_TEXTS, st.integers(0, 2), st.none()), max_size=15),
+    st.dictionaries(st.sampled_from(["a", "id"]), st.integers(), max_size=2),
+)
+_KEYS = st.sampled_from(["id", "status", "declare", "back", "middle", "front", "cards", "hand", "ID", ""])
+_PLAYERS = st.lists(st.one_of(st.dictionaries(_KEYS, _VALUES, max_size=8), _VALUES), max_size=5)
+
+
+def _loaded(load: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "data", load(value)
+    except ValidationError as error:
+        return "errors", error.messages
+
+
+@settings(max_examples=600, deadline=None)
+@given(_PLAYERS)
+def test_players_load_as_a_player_schema_load_of_many_would(players: list[Any]) -> None:
+    """The ``players`` field runs PlayerSchema's fields itself: for any list, the same data, or the same
+    faults (by index, field and text) as marshmallow's own ``PlayerSchema(many=True).load``."""
+    reference = PlayerSchema(many=True)
+    assert _loaded(ROOM_SCHEMA.fields["players"].deserialize, players) == _loaded(reference.load, players)
