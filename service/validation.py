@@ -203,6 +203,7 @@ class Players(fields.Field[list[dict[str, Any]]]):
 
 
 _PLAYER_FIELDS = tuple(PLAYER_SCHEMA.load_fields.items())
+assert all(f.data_key is None and f.attribute is None for _, f in _PLAYER_FIELDS), "Players reads keys as named"
 
 
 def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
