@@ -195,8 +195,12 @@ class Players(fields.Field[list[dict[str, Any]]]):
         if not isinstance(value, list):
             raise self.make_error("invalid")
         errors: dict[int, dict[str, Any]] = {}
-        loaded = [_load_player(player, errors.setdefault(index, {})) for index, player in enumerate(value)]
-        errors = {index: found for index, found in errors.items() if found}
+        loaded = []
+        for index, player in enumerate(value):
+            found: dict[str, Any] = {}
+            loaded.append(_load_player(player, found))
+            if found:
+                errors[index] = found
         if errors:
             raise ValidationError(errors, valid_data=loaded)
         return loaded
