@@ -19,6 +19,8 @@ Status = Literal["arranged", "timed_out", "left"]
 Opponents = Literal["strong", "weak"]
 OPPONENTS: tuple[Opponents, ...] = ("strong", "weak")
 """The advisor's fields: opponents who arrange as it does (the default), or by the lexicographic rule."""
+MAX_EXACT_AMOUNT = 2**53 - 1
+"""The largest integer every JSON client reads exactly: no amount in a request or an answer may pass it."""
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,13 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from service.contract import Fault, Room, RoomRejected
+from service.contract import MAX_EXACT_AMOUNT, Fault, Room, RoomRejected
 from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
 from service.texts import Language, Named, Text
 from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
-
-MAX_EXACT_AMOUNT = 2**53 - 1
-"""The largest integer every JSON client reads exactly: no amount in an answer may pass it."""
 
 
 class BadDocument(ValueError):
@@ -160,6 +157,15 @@ def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim:
     return out
 
 
+def _check_difference(player: str, claimed: int, computed: int) -> None:
+    """Refuse a claim so far from the computed amount that the difference passes 2^53 − 1 (each is
+    within it, but not their difference)."""
+    if abs(claimed - computed) > MAX_EXACT_AMOUNT:
+        message = Text("fault.claim_difference_out_of_range", claimed=claimed, computed=computed, high=MAX_EXACT_AMOUNT)
+        pointer = "/claimed/amounts/" + player.replace("~", "~0").replace("/", "~1")
+        raise RoomRejected([Fault(pointer, message, "amount_out_of_range")])
+
+
 def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
     room, claim = load_verification(raw, catalogue)
@@ -174,6 +180,7 @@ def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Lang
     players = []
     for player in result.players:
         mine, theirs = player.units * stake, claim.amounts[player.id]
+        _check_difference(player.id, theirs, mine)
         entry: dict[str, Any] = {"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine}
         if theirs != mine:
             steps = _by_step(computed, player.id)

@@ -8,16 +8,18 @@ process, writing each answer as soon as it is made.
 from __future__ import annotations
 
 import os
+import sys
 import time
+import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from service.documents import OPERATIONS, answer, prepare, settles
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
-from service.serialize import dumps
+from service.serialize import dumps, problem_json
 from service.spreadsheet import ledger_rows
-from service.texts import Language
+from service.texts import Language, Text
 
 CHUNK = 256
 """Lines per message to a worker: large enough that pickling is a small share of the work."""
@@ -78,7 +80,11 @@ def _answer_chunk(lines: list[bytes]) -> Chunk:
     out, aside = [], []
     refused = agreed = 0
     for line in lines:
-        status, body = answer(operation, line, _worker.catalogue, _worker.defaults, language)
+        try:
+            status, body = answer(operation, line, _worker.catalogue, _worker.defaults, language)
+        except Exception:  # a defect on one line must not cost the rest of the run
+            traceback.print_exc(file=sys.stderr)
+            status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
         refused += status != 200
         if settles(status, body):
             agreed += 1

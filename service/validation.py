@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from marshmallow import RAISE, Schema, ValidationError, fields, missing
 
 from service.cards import SPELLINGS, Card, CardError, parse_card
-from service.contract import OPPONENTS, Fault, Opponents, PlayerEntry, Room, RoomRejected
+from service.contract import MAX_EXACT_AMOUNT, OPPONENTS, Fault, Opponents, PlayerEntry, Room, RoomRejected
 from service.hands import POSITIONS, Position
 from service.rulesets import Path, Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
@@ -27,8 +27,9 @@ MAX_STAKE = 10**12
 MOST_CARDS = 13
 """No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
 so that one 8 MiB batch cannot make the service check (and list) millions of cards."""
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-PLAYER_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+PLAYER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""
 STATUSES = ("arranged", "timed_out", "left")
 SELF = ""  # error key for the node itself, as opposed to one of its items
 
@@ -63,7 +64,7 @@ class Matches:
         self.pattern, self.key = pattern, key
 
     def __call__(self, value: str) -> None:
-        if not self.pattern.match(value):
+        if not self.pattern.fullmatch(value):
             raise ValidationError(Text(self.key))
 
 
@@ -84,6 +85,14 @@ class InRange:
         if value < self.low or (self.high is not None and value > self.high):
             key = "fault.at_least" if self.high is None else "fault.between"
             raise ValidationError(Text(key, low=self.low, high=self.high))
+
+
+class ExactAmount:
+    """An amount every JSON client reads exactly, checked before any arithmetic on it."""
+
+    def __call__(self, value: int) -> None:
+        if not -MAX_EXACT_AMOUNT <= value <= MAX_EXACT_AMOUNT:
+            raise ValidationError(Text("fault.claim_amount_out_of_range", low=-MAX_EXACT_AMOUNT, high=MAX_EXACT_AMOUNT))
 
 
 class MaxLength:
@@ -260,15 +269,38 @@ class ClaimedLineSchema(Schema):
 
     payer = String(required=True)
     payee = String(required=True)
-    amount = JsonInteger(required=True, validate=InRange(1))
+    amount = JsonInteger(required=True, validate=[InRange(1), ExactAmount()])
     step = String(validate=OneOf(STEPS))
+
+
+class Amounts(fields.Field[dict[str, int]]):
+    """Each player's claimed amount, by id; a fault at ``/claimed/amounts/<id>`` itself (marshmallow's
+    ``Dict`` would key it one level deeper, under ``value``)."""
+
+    amount = JsonInteger(validate=ExactAmount())
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> dict[str, int]:
+        if not isinstance(value, dict):
+            raise ValidationError(Text("fault.not_mapping", message=fields.Dict.default_error_messages["invalid"]))
+        amounts: dict[str, int] = {}
+        errors: dict[str, Any] = {}
+        for who, amount in value.items():
+            try:
+                amounts[who] = cast(int, self.amount.deserialize(amount))  # null is refused, never returned
+            except ValidationError as error:
+                errors[who] = error.messages
+        if errors:
+            raise ValidationError(errors)
+        return amounts
 
 
 class ClaimSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    amounts = fields.Dict(keys=fields.String(), values=JsonInteger(), required=True)
+    amounts = Amounts(required=True)
     ledger = fields.List(fields.Nested(ClaimedLineSchema), validate=MaxLength(1000))
 
 
@@ -302,9 +334,13 @@ _MARSHMALLOW_TEXTS = {
 """marshmallow's own messages (its fields' defaults) → the text that says them, and the fault code."""
 
 
+TEXT_CODES = {"fault.claim_amount_out_of_range": "amount_out_of_range"}
+"""Validator refusals with a code of their own (any other is ``invalid``)."""
+
+
 def _fault(pointer: str, message: str) -> Fault:
     if isinstance(message, Text):
-        return Fault(pointer, message, "invalid")
+        return Fault(pointer, message, TEXT_CODES.get(message.key, "invalid"))
     key, code = _MARSHMALLOW_TEXTS.get(message, ("fault.other", "invalid"))
     return Fault(pointer, Text(key, message=message), code)
 
@@ -352,7 +388,7 @@ def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, lis
     except RulesetError as error:
         return None, [Fault(_pointer("/ruleset", f.path), f.message, f.code) for f in error.faults]
     digest = raw.get("ruleset_digest")
-    if isinstance(digest, str) and DIGEST.match(digest) and digest != ruleset.digest:
+    if isinstance(digest, str) and DIGEST.fullmatch(digest) and digest != ruleset.digest:
         message = Text("fault.digest_mismatch", ruleset=ruleset.id, digest=ruleset.digest)
         return ruleset, [Fault("/ruleset_digest", message, "ruleset_digest_mismatch")]
     return ruleset, []
@@ -620,6 +656,10 @@ def _claim_faults(data: dict[str, Any]) -> list[Fault]:
     if sum(amounts.values()) != 0:
         total = sum(amounts.values())
         faults.append(Fault("/claimed/amounts", Text("fault.claim_not_zero_sum", total=total), "claim_not_zero_sum"))
+    moved = sum(line["amount"] for line in data["claimed"].get("ledger", []))
+    if moved > MAX_EXACT_AMOUNT:
+        message = Text("fault.claim_ledger_out_of_range", total=moved, high=MAX_EXACT_AMOUNT)
+        faults.append(Fault("/claimed/ledger", message, "amount_out_of_range"))
     for k, line in enumerate(data["claimed"].get("ledger", [])):
         faults += [
             Fault(

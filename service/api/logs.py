@@ -11,7 +11,8 @@ import uuid
 
 from flask import Flask, Response, g, request
 
-REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+"""Matched whole (``fullmatch``): ``$`` would also match before a final newline."""
 
 
 class JsonFormatter(logging.Formatter):
@@ -41,7 +42,7 @@ def logger(level: str) -> logging.Logger:
 
 def request_id(offered: str | None) -> str:
     """The caller's X-Request-ID when it is a sane token, else a fresh one."""
-    if offered and REQUEST_ID.match(offered):
+    if offered and REQUEST_ID.fullmatch(offered):
         return offered
     return uuid.uuid4().hex
 

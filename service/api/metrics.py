@@ -1,7 +1,8 @@
 """Prometheus metrics; aggregated across gunicorn workers in multiprocess mode.
 
-Labels are bounded: routes are URL rules (not paths), rulesets and patterns come
-from the data files. No player or room ids.
+Labels are bounded: routes are URL rules (not paths), patterns come from the data
+files, and a ruleset is a built-in or operator id, or ``<base id>~custom`` for any
+request's variant, whatever id its patch gives. No player or room ids.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any, NamedTuple
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response, current_app, g, request
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -24,6 +25,8 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+
+from service.rulesets.catalogue import CUSTOM_SUFFIX
 
 REQUESTS = Counter("maubinh_http_requests_total", "HTTP requests answered", ["route", "method", "status"])
 LATENCY = Histogram(
@@ -96,13 +99,21 @@ class RoomOutcome(NamedTuple):
     instant_wins: tuple[str, ...]
 
 
+def ruleset_label(block: dict[str, Any]) -> str:
+    """The ruleset a room counts under: its id when the service knows it (built-in or operator),
+    else the variant's base with ``~custom``, so that callers cannot mint label values."""
+    if block["id"] in current_app.config["CATALOGUE"].latest:
+        return str(block["id"])
+    return f"{block['base']['id']}{CUSTOM_SUFFIX}"
+
+
 def outcome_of(result: dict[str, Any]) -> RoomOutcome | None:
     """A scored room's outcome; None for a room's problem document (a refused room of a batch)."""
     if "ledger" not in result:
         return None
     players = result["players"]
     return RoomOutcome(
-        result["ruleset"]["id"],
+        ruleset_label(result["ruleset"]),
         len(players),
         sum(1 for p in players if p["fouled"]),
         tuple(p["instant_win"]["pattern"] for p in players if p["instant_win"]),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -162,12 +163,23 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
+def _whole_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema ``pattern`` as ECMA-262 (JSON Schema's dialect) reads it: a final ``$`` ends the
+    string. Python's ``$`` also matches before a final newline, which would let ``"id\\n"`` pass."""
+    return re.compile(pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith("\\$") else pattern)
+
+
 @cache
 def _validator() -> Any:
     """jsonschema is imported here, not at start: scoring under a built-in never needs it."""
     import jsonschema
 
-    return jsonschema.Draft202012Validator(schema())
+    def pattern(validator: Any, expected: str, instance: Any, _schema: Any) -> Iterator[Any]:
+        if validator.is_type(instance, "string") and not _whole_pattern(expected).search(instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {expected!r}")
+
+    strict = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": pattern})  # type: ignore[no-untyped-call]
+    return strict(schema())
 
 
 def _resolve_ref(node: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -36,7 +36,8 @@ RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
 """The environment variable naming an operator's folder of ruleset files (service and CLI alike)."""
 RESERVED = ("version", "sources", "choices")
 """Document keys that are the service's own: a patch that sets them is refused (§11)."""
-PLAIN_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+PLAIN_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+"""Matched whole (``fullmatch``): ``$`` would also match before a final newline."""
 CUSTOM_SUFFIX = "~custom"
 VARIANT_CACHE_SIZE = 256
 
@@ -190,7 +191,7 @@ class Catalogue:
         faults = [RulesetFault(("patch", key), Text("ruleset.reserved", key=key)) for key in RESERVED if key in patch]
         new_id = patch.get("id")
         if "id" in patch:
-            if not isinstance(new_id, str) or not PLAIN_ID.match(new_id):
+            if not isinstance(new_id, str) or not PLAIN_ID.fullmatch(new_id):
                 faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_pattern")))
             elif new_id in self.latest:
                 faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_taken", id=new_id)))

@@ -1,0 +1,180 @@
+"""Bounds a hostile caller meets in process: whole-string patterns, exact amounts, bodies past their
+limit however framed, metric labels a caller cannot mint, and batch tools that never stop on a line.
+
+The real server's side (memory, time, health probes, slow clients) is tests/system/test_hostile.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from helpers import golden_cases
+
+from service import documents, jsonl
+from service.api import create_app
+from service.api.logs import request_id
+from service.rulesets import check_document, with_defaults
+from service.rulesets.catalogue import builtin_catalogue
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+"""docs/rules.md §10 E1 at stake 1000: P pays Q 9000 in all (chi 3000, scoop 6000)."""
+MAX = 2**53 - 1
+
+
+def problems(answer: Any) -> set[tuple[str, str]]:
+    return {(e["pointer"], e["code"]) for e in answer.get_json()["errors"]}
+
+
+# Every pattern matches the whole string: Python's `$` also matches before a final newline.
+
+
+def test_a_player_id_or_digest_with_a_trailing_newline_is_refused(client: FlaskClient) -> None:
+    body = copy.deepcopy(E1)
+    body["players"][0]["id"] = "P\n"
+    body["ruleset_digest"] = builtin_catalogue().get("maubinh-2020").digest + "\n"  # type: ignore[union-attr]
+    answer = client.post("/v1/score", json=body)
+    assert answer.status_code == 422
+    assert {"/players/0/id", "/ruleset_digest"} <= {pointer for pointer, _ in problems(answer)}
+
+
+@pytest.mark.parametrize("new_id", ["maubinh-2020\n", "club\n"])
+def test_a_patch_id_with_a_trailing_newline_is_refused(client: FlaskClient, new_id: str) -> None:
+    answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": {"id": new_id}}})
+    assert answer.status_code == 422
+    assert ("/ruleset/patch/id", "invalid_ruleset") in problems(answer)
+
+
+def test_a_request_id_with_a_trailing_newline_is_replaced() -> None:
+    assert request_id("abc-1") == "abc-1"
+    assert request_id("abc-1\n") != "abc-1\n"
+
+
+@pytest.mark.parametrize(("field", "value"), [("id", "club\n"), ("version", "2\n")])
+def test_the_schema_patterns_match_whole_strings(field: str, value: str) -> None:
+    document = with_defaults(dict(builtin_catalogue().get("maubinh-2020").data))  # type: ignore[union-attr]
+    assert check_document(document) == []
+    document[field] = value
+    assert [fault.path for fault in check_document(document)] == [(field,)]
+
+
+# Claimed amounts: within ±(2^53 − 1), checked before any arithmetic on them.
+
+
+def verify(client: FlaskClient, claimed: Any) -> Any:
+    return client.post("/v1/verify", json={**E1, "claimed": claimed})
+
+
+def test_a_claimed_amount_of_4300_digits_is_a_422_at_its_pointer(client: FlaskClient) -> None:
+    huge = "1" + "0" * 4299  # parses (Python's limit is 4,300 digits); its difference would not print
+    body = json.dumps(E1)[:-1] + f', "claimed": {{"amounts": {{"P": -{huge}, "Q": {huge}}}}}}}'
+    answer = client.post("/v1/verify", data=body, content_type="application/json")
+    assert answer.status_code == 422
+    assert problems(answer) == {
+        ("/claimed/amounts/P", "amount_out_of_range"),
+        ("/claimed/amounts/Q", "amount_out_of_range"),
+    }
+
+
+def test_claimed_amounts_at_and_past_the_bound(client: FlaskClient) -> None:
+    at_bound = verify(client, {"amounts": {"P": -MAX, "Q": MAX}})
+    assert at_bound.status_code == 200  # P: -MAX against -9000 differs by MAX - 9000, within the bound
+    assert at_bound.get_json()["players"][0]["difference"] == -MAX + 9000
+    past = verify(client, {"amounts": {"P": -(MAX + 1), "Q": MAX + 1}})
+    assert past.status_code == 422
+    assert problems(past) == {
+        ("/claimed/amounts/P", "amount_out_of_range"),
+        ("/claimed/amounts/Q", "amount_out_of_range"),
+    }
+
+
+def test_a_difference_past_the_bound_is_refused(client: FlaskClient) -> None:
+    """P claims +MAX where the rules give -9000: each amount is exact, their difference (MAX + 9000) is not."""
+    answer = verify(client, {"amounts": {"P": MAX, "Q": -MAX}})
+    assert answer.status_code == 422
+    assert problems(answer) == {("/claimed/amounts/P", "amount_out_of_range")}
+
+
+def test_claimed_ledger_amounts_are_bounded_alone_and_together(client: FlaskClient) -> None:
+    right = {"P": -9000, "Q": 9000}
+    one = verify(client, {"amounts": right, "ledger": [{"payer": "P", "payee": "Q", "amount": MAX + 1}]})
+    assert problems(one) == {("/claimed/ledger/0/amount", "amount_out_of_range")}
+    line = {"payer": "P", "payee": "Q", "amount": MAX, "step": "chi"}
+    two = verify(client, {"amounts": right, "ledger": [line, line]})
+    assert problems(two) == {("/claimed/ledger", "amount_out_of_range")}
+
+
+def test_verify_jsonl_goes_on_past_a_refused_and_a_broken_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    agreeing = json.dumps({**E1, "claimed": {"amounts": {"P": -9000, "Q": 9000}}}).encode()
+    huge = "1" + "0" * 4299
+    refused = json.dumps(E1)[:-1].encode() + f', "claimed": {{"amounts": {{"P": -{huge}, "Q": {huge}}}}}}}'.encode()
+    out = io.BytesIO()
+    summary = jsonl.run("verify", [agreeing, refused, b"{not json", agreeing], out, jobs=1)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert (summary.lines, summary.refused, summary.agreed) == (4, 2, 2)
+    assert [a["status"] for a in answers] == [422, 400]
+
+    def broken(raw: Any, *args: Any) -> dict[str, Any]:
+        if raw.get("round_id") == "defect":
+            raise RuntimeError("a defect")
+        return documents.score_document(raw, *args)
+
+    monkeypatch.setitem(documents.OPERATIONS, "score", broken)
+    out = io.BytesIO()
+    lines = [json.dumps(E1).encode(), json.dumps({**E1, "round_id": "defect"}).encode(), json.dumps(E1).encode()]
+    summary = jsonl.run("score", lines, out, jobs=1)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert summary.lines == 3
+    assert [a.get("status", 200) for a in answers] == [200, 500, 200]
+    assert "a defect" not in out.getvalue().decode()
+
+
+# A body past its route's limit is a 413 however it is framed.
+
+
+def padded(document: dict[str, Any], size: int) -> bytes:
+    text = json.dumps(document).encode()
+    return text + b" " * (size - len(text))
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_past_the_limit_is_413_however_framed(client: FlaskClient, chunked: bool) -> None:
+    limit = 64 * 1024
+
+    def post(body: bytes) -> Any:
+        if chunked:
+            headers = {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+            return client.post("/v1/score", input_stream=io.BytesIO(body), headers=headers)
+        return client.post("/v1/score", data=body, content_type="application/json")
+
+    at_limit = padded(E1, limit)
+    assert post(at_limit).status_code == 200
+    assert post(at_limit + b"garbage").status_code == 413
+
+
+def test_the_batch_route_refuses_a_chunked_body_past_its_own_limit() -> None:
+    client = create_app({"log_requests": False, "max_batch_bytes": 4096}).test_client()
+    headers = {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+    fits = padded({"rooms": [E1]}, 4096)
+    assert client.post("/v1/score/batch", input_stream=io.BytesIO(fits), headers=headers).status_code == 200
+    over = client.post("/v1/score/batch", input_stream=io.BytesIO(fits + b"]"), headers=headers)
+    assert over.status_code == 413
+
+
+# Metric labels come from bounded sets, whatever ids the callers' patches give.
+
+
+def test_variants_count_under_their_base_not_their_own_ids(client: FlaskClient) -> None:
+    rooms = [{**E1, "ruleset": {"base": "maubinh-2020@1", "patch": {"id": f"x{k}", "title": "t"}}} for k in range(50)]
+    answer = client.post("/v1/score/batch", json={"rooms": rooms})
+    assert [r["ruleset"]["id"] for r in answer.get_json()["results"]] == [f"x{k}" for k in range(50)]
+    client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": {"title": "t"}}})
+    client.post("/v1/score", json=E1)
+    text = client.get("/metrics").get_data(as_text=True)
+    labels = {line.split('ruleset="')[1].split('"')[0] for line in text.splitlines() if 'ruleset="' in line}
+    assert {"maubinh-2020", "maubinh-2020~custom"} <= labels
+    assert not any(label.startswith("x") for label in labels)  # the registry is the process's: other tests count too
