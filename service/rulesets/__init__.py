@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -222,6 +223,7 @@ SCHEMA_TEXTS = {
     "const": "ruleset.schema_const",
     "minItems": "ruleset.schema_min_items",
     "maxItems": "ruleset.schema_max_items",
+    "maxProperties": "ruleset.schema_max_properties",
     "minLength": "ruleset.schema_min_length",
     "maxLength": "ruleset.schema_max_length",
     "pattern": "ruleset.schema_pattern",
@@ -243,8 +245,90 @@ def schema_text(error: Any, where: str) -> Text:
     return Text(key, where=where_text, value=value[:80], expected=expected, english=error.message[:200])
 
 
-def _schema_faults(document: Any) -> Iterator[RulesetFault]:
-    for error in _validator().iter_errors(document):
+MOST_FAULTS = 64
+"""A ruleset's faults are counted up to here: past it, one more says only that there are more."""
+MAX_PATCH_DEPTH = 8
+"""Objects and arrays nested deeper than this are refused before anything walks them: the schema's
+deepest value (``scoop.table[i].by_scoopers[j]``) sits four containers down."""
+MAX_PATCH_VALUES = 2000
+"""A patch holding more values than this is refused unread: a whole ruleset document holds ~300."""
+
+
+def patch_bound_faults(patch: Any) -> list[RulesetFault]:
+    """The cheap limits of a patch, checked before it is merged or checked row by row: no object or
+    array with more members than the schema's ``maxProperties`` or ``maxItems`` allows where it
+    stands (refused on its length alone), then at most MAX_PATCH_VALUES values, none nested past
+    MAX_PATCH_DEPTH. Each check stops at its bound, so none costs more than the bound."""
+    if sizes := list(_size_faults(patch, schema(), ())):
+        return sizes
+    stack: list[tuple[Any, Path]] = [(patch, ())]
+    for _ in range(MAX_PATCH_VALUES):
+        if not stack:
+            return []
+        node, path = stack.pop()
+        if len(path) > MAX_PATCH_DEPTH:
+            return [RulesetFault(path, Text("ruleset.too_deep", most=MAX_PATCH_DEPTH), "too_deep")]
+        if isinstance(node, dict):
+            stack.extend((value, (*path, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, (*path, k)) for k, value in enumerate(node))
+    if not stack:
+        return []
+    return [RulesetFault((), Text("ruleset.too_many_values", most=MAX_PATCH_VALUES), "too_many")]
+
+
+def _size_faults(node: Any, declared: Mapping[str, Any], path: Path) -> Iterator[RulesetFault]:
+    declared = _resolve_ref(declared)
+    if isinstance(node, dict):
+        most = declared.get("maxProperties")
+        if most is not None and len(node) > most:
+            where = Named(".".join(map(str, path)) or "the patch", ".".join(map(str, path)) or "patch")
+            names = ", ".join(declared.get("properties") or declared.get("propertyNames", {}).get("enum", []))
+            message = Text("ruleset.too_many_members", where=where, expected=most, names=names, count=len(node))
+            yield RulesetFault(path, message)
+            return
+        extra = declared.get("additionalProperties")
+        for key, value in node.items():
+            child = declared.get("properties", {}).get(key, extra if isinstance(extra, dict) else None)
+            if child is not None and isinstance(value, dict | list):
+                yield from _size_faults(value, child, (*path, key))
+    elif isinstance(node, list):
+        most = declared.get("maxItems")
+        if most is not None and len(node) > most:
+            at = ".".join(map(str, path))
+            yield RulesetFault(
+                path, Text("ruleset.too_many_items", where=Named(at, at), expected=most, count=len(node))
+            )
+            return
+        if isinstance(items := declared.get("items"), dict):
+            for k, value in enumerate(node):
+                if isinstance(value, dict | list):
+                    yield from _size_faults(value, items, (*path, k))
+
+
+def _schema_errors(document: Any, checked: Mapping[str, Any] | None) -> Iterator[Any]:
+    """jsonschema's errors for ``document``. With ``checked``, a document that passed and that this one
+    was merged from, only the top-level fields that differ from it are checked again (nothing in the
+    schema relates two of them), with the document's own keys and required fields."""
+    validator = _validator()
+    if checked is None:
+        yield from validator.iter_errors(document)
+        return
+    root = schema()
+    if not isinstance(document, dict):
+        yield from validator.iter_errors(document)
+        return
+    shallow = {k: ({p: True for p in v} if k == "properties" else v) for k, v in root.items()}
+    yield from validator.evolve(schema=shallow).iter_errors(document)
+    for key, declared in root["properties"].items():
+        if key in document and (key not in checked or checked[key] != document[key]):
+            for error in validator.evolve(schema=declared).iter_errors(document[key]):
+                error.path.appendleft(key)
+                yield error
+
+
+def _schema_faults(document: Any, checked: Mapping[str, Any] | None = None) -> Iterator[RulesetFault]:
+    for error in _schema_errors(document, checked):
         path: Path = tuple(error.absolute_path)
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = _resolve_ref(error.schema).get("properties", {})
@@ -312,9 +396,12 @@ def _invariant_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
         )
 
 
-def check_document(document: Any) -> list[RulesetFault]:
-    """Every fault of a (defaults-filled) ruleset document: the schema, then §11.3's invariants."""
-    faults = list(dict.fromkeys(_schema_faults(document)))
+def check_document(document: Any, checked: Mapping[str, Any] | None = None) -> list[RulesetFault]:
+    """Every fault of a (defaults-filled) ruleset document, up to MOST_FAULTS: the schema, then §11.3's
+    invariants. ``checked``: the document this one was merged from, which passed (see _schema_errors)."""
+    faults = list(dict.fromkeys(itertools.islice(_schema_faults(document, checked), MOST_FAULTS + 1)))
+    if len(faults) > MOST_FAULTS:
+        faults = [*faults[:MOST_FAULTS], RulesetFault((), Text("ruleset.more_faults", most=MOST_FAULTS), "too_many")]
     if not faults:
         faults = list(_invariant_faults(document))
     return faults
@@ -327,11 +414,13 @@ def build_ruleset(
     base: RulesetRef | None = None,
     changes: tuple[Change, ...] = (),
     checked: bool = False,
+    merged_from: Mapping[str, Any] | None = None,
 ) -> Ruleset:
     """Check ``document`` and freeze it; the digest is of the document as given unless stated.
-    ``checked``: a document shipped in this package, which the tests check; not checked again."""
+    ``checked``: a document shipped in this package, which the tests check; not checked again.
+    ``merged_from``: the checked (defaults-filled) document a variant was merged from."""
     data = with_defaults(document)
-    faults = [] if checked else check_document(data)
+    faults = [] if checked else check_document(data, merged_from)
     if faults:
         raise RulesetError(faults)
     players, scoop, fouls = data["players"], data["scoop"], data["fouls"]

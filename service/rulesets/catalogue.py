@@ -2,8 +2,9 @@
 
 A reference is an id (the latest version), a pinned id (``maubinh-2020@1``) or a house-rule
 variant ``{"base": <id or id@version>, "patch": <RFC 7396 merge patch>}``. A variant is
-resolved once per distinct (base, canonical patch) and kept in a bounded LRU, so a backend that
-sends the same house rules with every room pays for resolving them once.
+resolved once per distinct (base, canonical patch) and kept in an LRU bounded in entries and
+bytes, so a backend that sends the same house rules with every room pays for resolving them once.
+A refused patch is never kept: its cheap limits (depth, members) are checked before anything else.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from service.rulesets import (
     build_ruleset,
     canonical_json,
     digest_of,
+    patch_bound_faults,
     with_defaults,
 )
 from service.texts import Text
@@ -40,6 +42,10 @@ PLAIN_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 """Matched whole (``fullmatch``): ``$`` would also match before a final newline."""
 CUSTOM_SUFFIX = "~custom"
 VARIANT_CACHE_SIZE = 256
+VARIANT_CACHE_BYTES = 4 * 1024 * 1024
+"""What the cached variants may hold, counted as their patches' and documents' canonical JSON."""
+LISTED_MEMBERS = 8
+"""A refused reference names at most this many of its unknown members."""
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -109,7 +115,8 @@ class Catalogue:
         self.latest: MappingProxyType[str, Ruleset] = MappingProxyType(
             {rid: versions[max(versions, key=int)] for rid, versions in sorted(self._versions.items())}
         )
-        self._variants: OrderedDict[tuple[str, str, bytes], Ruleset | RulesetError] = OrderedDict()
+        self._variants: OrderedDict[tuple[str, str, bytes], tuple[Ruleset, int]] = OrderedDict()
+        self._variant_bytes = 0
         self._lock = Lock()
 
     def versions(self, ruleset_id: str) -> list[Ruleset]:
@@ -147,10 +154,13 @@ class Catalogue:
         if not isinstance(reference, dict) or set(reference) != {"base", "patch"}:
             message = Text("ruleset.reference")
             if isinstance(reference, dict):
-                extra = sorted(set(reference) - {"base", "patch"})
+                extra = [key for key in reference if key not in ("base", "patch")]
                 missing = sorted({"base", "patch"} - set(reference))
                 if extra:
-                    message = Text("ruleset.reference_extra", members=", ".join(extra))
+                    listed = ", ".join(key[:64] for key in extra[:LISTED_MEMBERS])
+                    message = Text(
+                        "ruleset.reference_extra", members=listed + (", …" if len(extra) > LISTED_MEMBERS else "")
+                    )
                 else:
                     message = Text("ruleset.reference_missing", members=", ".join(missing))
             raise RulesetError([RulesetFault((), message)])
@@ -168,24 +178,28 @@ class Catalogue:
 
     def variant(self, base: Ruleset, patch: dict[str, Any], *, must_name: bool = False) -> Ruleset:
         """``base`` patched, from the cache when this patch was resolved before."""
+        if bounds := patch_bound_faults(patch):
+            raise RulesetError([RulesetFault(("patch", *fault.path), fault.message, fault.code) for fault in bounds])
         patch = _integral(patch)
         key = (base.id, base.version, canonical_json(patch) + (b"!" if must_name else b""))
         with self._lock:
             cached = self._variants.get(key)
             if cached is not None:
                 self._variants.move_to_end(key)
-        if cached is None:
-            try:
-                cached = self._resolve_variant(base, patch, must_name)
-            except RulesetError as error:
-                cached = error
-            with self._lock:
-                self._variants[key] = cached
-                while len(self._variants) > VARIANT_CACHE_SIZE:
-                    self._variants.popitem(last=False)
-        if isinstance(cached, RulesetError):
-            raise cached
-        return cached
+                return cached[0]
+        resolved = self._resolve_variant(base, patch, must_name)
+        self._keep(key, resolved)
+        return resolved
+
+    def _keep(self, key: tuple[str, str, bytes], resolved: Ruleset) -> None:
+        size = len(key[2]) + len(canonical_json(dict(resolved.data)))
+        with self._lock:
+            if key in self._variants:
+                return
+            self._variants[key] = (resolved, size)
+            self._variant_bytes += size
+            while len(self._variants) > VARIANT_CACHE_SIZE or self._variant_bytes > VARIANT_CACHE_BYTES:
+                self._variant_bytes -= self._variants.popitem(last=False)[1][1]
 
     def _resolve_variant(self, base: Ruleset, patch: dict[str, Any], must_name: bool) -> Ruleset:
         faults = [RulesetFault(("patch", key), Text("ruleset.reserved", key=key)) for key in RESERVED if key in patch]
@@ -207,7 +221,11 @@ class Catalogue:
             merged["id"] = f"{base.id}{CUSTOM_SUFFIX}"
         try:
             resolved = build_ruleset(
-                merged, base=base.ref, changes=changes_between(base_document, merged), digest=digest_of(merged)
+                merged,
+                base=base.ref,
+                changes=changes_between(base_document, merged),
+                digest=digest_of(merged),
+                merged_from=base_document,
             )
         except RulesetError as error:
             faults += [self._in_patch(fault, patch) for fault in error.faults]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
-from service.rulesets import get_ruleset
+from service.rulesets import RulesetError, check_document, get_ruleset, with_defaults
 from service.rulesets.catalogue import VARIANT_CACHE_SIZE, Catalogue, builtin_catalogue, merge_patch
 from service.serialize import dumps
 
@@ -224,11 +224,75 @@ def test_evaluate_and_arrange_take_the_same_ruleset_forms() -> None:
     assert arranged["declare"]["declare_units"] == 7
 
 
-def test_the_variant_cache_is_bounded() -> None:
+def test_the_variant_cache_is_bounded_and_keeps_no_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     catalogue = Catalogue(list(builtin_catalogue().latest.values()))
     for k in range(VARIANT_CACHE_SIZE + 50):
         catalogue.resolve({"base": "maubinh-2020", "patch": {"title": f"house {k}"}})
     assert len(catalogue._variants) == VARIANT_CACHE_SIZE
+    fresh = Catalogue(list(builtin_catalogue().latest.values()))
+    for k in range(20):
+        with pytest.raises(RulesetError):
+            fresh.resolve({"base": "maubinh-2020", "patch": {"title": f"bad {k}", "scoop": {"multiplier": 0}}})
+    assert not fresh._variants
+    monkeypatch.setattr("service.rulesets.catalogue.VARIANT_CACHE_BYTES", 20_000)
+    for k in range(20):
+        fresh.resolve({"base": "maubinh-2020", "patch": {"title": f"house {k}"}})
+    assert 0 < fresh._variant_bytes <= 20_000
+    assert fresh._variant_bytes == sum(size for _, size in fresh._variants.values())
+    assert len(fresh._variants) < 20
+
+
+@pytest.mark.parametrize(
+    ("patch", "pointer", "code"),
+    [
+        (
+            {"instant_wins": {"table": [{"pattern": "dragon", "units": 5000, "strength": 1}] * 100_000}},
+            "/patch/instant_wins/table",
+            "invalid_ruleset",
+        ),
+        ({"title": "t", **{f"k{k}": 1 for k in range(6000)}}, "/patch", "invalid_ruleset"),
+        ({"bonuses": {"back": {f"x{k}": 1 for k in range(14)}}}, "/patch/bonuses/back", "invalid_ruleset"),
+        ({"title": [[1, 2]] * 1000}, "/patch", "too_many"),
+        (
+            {"scoop": {"x": {"x": {"x": {"x": {"x": {"x": {"x": {"x": {}}}}}}}}}},
+            "/patch/scoop/x/x/x/x/x/x/x/x",
+            "too_deep",
+        ),
+    ],
+)
+def test_a_patch_past_its_bounds_is_refused_on_them_alone(patch: dict[str, Any], pointer: str, code: str) -> None:
+    """Counted before anything is merged or checked row by row: one fault, wherever the bound broke."""
+    with pytest.raises(RulesetError) as refused:
+        Catalogue(list(builtin_catalogue().latest.values())).resolve({"base": "maubinh-2020", "patch": patch})
+    assert [("/" + "/".join(map(str, f.path)), f.code) for f in refused.value.faults] == [(pointer, code)]
+
+
+def test_a_ruleset_lists_at_most_64_faults_then_says_there_are_more() -> None:
+    """12 instant-win rows with 3 bad values each (36) and 3 bonus rows of 12 entries at 0 (36): 72."""
+    document = with_defaults(dict(builtin_catalogue().get("maubinh-2020").data))  # type: ignore[union-attr]
+    row = {"pattern": "nope", "units": 0, "strength": 0}
+    document["instant_wins"]["table"] = [row] * 12  # 36 faults
+    for position in ("back", "middle", "front"):
+        document["bonuses"][position] = {
+            name: 0
+            for name in (
+                "pair",
+                "two_pair",
+                "three_of_a_kind",
+                "straight",
+                "flush",
+                "full_house",
+                "four_of_a_kind",
+                "straight_flush",
+                "royal_flush",
+                "steel_wheel",
+                "four_aces",
+                "trip_aces",
+            )
+        }
+    faults = check_document(document)
+    assert len(faults) == 65
+    assert faults[-1].code == "too_many"
 
 
 def test_merge_patch_follows_rfc_7396_appendix_a() -> None:
