@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from marshmallow import RAISE, Schema, ValidationError, fields, missing
 
@@ -301,7 +301,7 @@ class ClaimSchema(Schema):
         unknown = RAISE
 
     amounts = Amounts(required=True)
-    ledger = fields.List(fields.Nested(ClaimedLineSchema), validate=MaxLength(1000))
+    ledger = fields.List(fields.Nested(ClaimedLineSchema))  # at most 1,000 lines: BOUNDS
 
 
 class VerifySchema(RoomSchema):
@@ -528,19 +528,49 @@ def _load(schema: Schema, raw: Any) -> tuple[dict[str, Any], Any]:
         return {}, error.messages
 
 
-MAX_PLAYERS_CHECKED = 8
-"""Twice the largest room: a longer ``players`` array is refused on its length alone, so that
-one 60 KB request cannot make the service check thousands of players."""
+MOST_MEMBERS = 32
+"""No object of a request holds more members than this (the largest has seven fields)."""
 
 
-def _oversized_room(raw: Any) -> Fault | None:
-    if not isinstance(raw, dict) or not isinstance(raw.get("players"), list):
-        return None
-    count = len(raw["players"])
-    if count <= MAX_PLAYERS_CHECKED:
-        return None
-    message = Text("fault.player_count_unchecked", count=count)
-    return Fault("/players", message, "player_count")
+class Bound(NamedTuple):
+    most: int
+    text: str = "fault.too_many_members"
+    code: str = "too_many"
+
+
+EVERY = "*"
+"""Any index of an array, in a place of BOUNDS."""
+BOUNDS: dict[tuple[str, ...], Bound] = {
+    (): Bound(MOST_MEMBERS),
+    ("players",): Bound(8, "fault.player_count_unchecked", "player_count"),
+    ("players", EVERY): Bound(MOST_MEMBERS),
+    ("claimed",): Bound(MOST_MEMBERS),
+    ("claimed", "amounts"): Bound(MOST_MEMBERS),
+    ("claimed", "ledger"): Bound(1000, "fault.too_many_items"),
+    ("claimed", "ledger", EVERY): Bound(MOST_MEMBERS),
+}
+"""The most members (of an object) or items (of an array) at each place of a request body (twice the
+largest room's players, for one). Checked before marshmallow loads anything, and a place past its
+bound is refused on its size alone: otherwise one batch room could make the service check, and
+list, a million unknown fields."""
+
+
+def _oversized(raw: Any, path: tuple[str, ...] = ()) -> Iterator[Fault]:
+    """The places of ``raw`` past their bound; the walk goes only where BOUNDS has a place below, and
+    only into containers within their bound, so it costs no more than the bounds allow."""
+    place = tuple(EVERY if step.isdigit() else step for step in path)
+    bound = BOUNDS.get(place)
+    if bound and isinstance(raw, dict | list) and len(raw) > bound.most:
+        message = Text(bound.text, most=bound.most, count=len(raw))
+        yield Fault("".join(f"/{_escape(step)}" for step in path), message, bound.code)
+        return
+    below = {other[len(place)] for other in BOUNDS if len(other) > len(place) and other[: len(place)] == place}
+    if isinstance(raw, dict):
+        for key in sorted(below & raw.keys()):
+            yield from _oversized(raw[key], (*path, key))
+    elif isinstance(raw, list) and EVERY in below:
+        for index, item in enumerate(raw):
+            yield from _oversized(item, (*path, str(index)))
 
 
 def load_room(raw: Any, catalogue: Catalogue | None = None) -> Room:
@@ -552,9 +582,9 @@ def _load_room(
     raw: Any, catalogue: Catalogue | None, schema: Schema, more_faults: Callable[[dict[str, Any]], list[Fault]]
 ) -> tuple[Room, dict[str, Any]]:
     """A room body through ``schema``, with every fault of the room and ``more_faults`` of what it loaded."""
+    if oversized := list(_oversized(raw)):
+        raise RoomRejected(oversized)
     ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
-    if oversized := _oversized_room(raw):
-        raise RoomRejected([*ruleset_faults, oversized])
     data, errors = _load(schema, raw)
     faults = ruleset_faults + _room_rule_faults(raw, ruleset) + _room_duplicates(data, raw)
     _reject_if(errors, faults + (more_faults(data) if data else []))
@@ -582,6 +612,8 @@ def _load_room(
 def _load_single_hand(
     schema: Schema, raw: Any, keys: tuple[str, ...], catalogue: Catalogue | None
 ) -> tuple[Ruleset, dict[str, Any]]:
+    if oversized := list(_oversized(raw)):
+        raise RoomRejected(oversized)
     ruleset, faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     data, errors = _load(schema, raw)
     if data or isinstance(raw, dict):
@@ -613,6 +645,13 @@ def load_arrange_request(raw: Any, catalogue: Catalogue | None = None) -> Arrang
 
 def load_batch(raw: Any, max_rooms: int) -> list[Any]:
     """Validate a ``POST /v1/score/batch`` envelope; its rooms are checked one by one, later."""
+    if isinstance(raw, dict) and len(raw) > MOST_MEMBERS:
+        raise RoomRejected([Fault("", Text("fault.too_many_members", most=MOST_MEMBERS, count=len(raw)), "too_many")])
+    if isinstance(raw, dict) and isinstance(raw.get("rooms"), list) and len(raw["rooms"]) > max_rooms:
+        count = len(raw["rooms"])
+        raise RoomRejected(
+            [Fault("/rooms", Text("fault.batch_too_large", most=max_rooms, count=count), "batch_too_large")]
+        )
     data, errors = _load(BATCH_SCHEMA, raw)
     count = len(data["rooms"]) if data else 0
     too_many = [Fault("/rooms", Text("fault.batch_too_large", most=max_rooms, count=count), "batch_too_large")]

@@ -178,3 +178,36 @@ def test_variants_count_under_their_base_not_their_own_ids(client: FlaskClient) 
     labels = {line.split('ruleset="')[1].split('"')[0] for line in text.splitlines() if 'ruleset="' in line}
     assert {"maubinh-2020", "maubinh-2020~custom"} <= labels
     assert not any(label.startswith("x") for label in labels)  # the registry is the process's: other tests count too
+
+
+# Objects and arrays past their bound are refused on their size alone, before marshmallow lists a fault each.
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer"),
+    [
+        (lambda body: body.update({f"k{k}": 1 for k in range(40)}), ""),
+        (lambda body: body["players"][1].update({f"k{k}": 1 for k in range(40)}), "/players/1"),
+        (lambda body: body["claimed"].update({f"k{k}": 1 for k in range(40)}), "/claimed"),
+        (lambda body: body["claimed"]["amounts"].update({f"p{k}": 0 for k in range(40)}), "/claimed/amounts"),
+        (
+            lambda body: body["claimed"].update(ledger=[{"payer": "P", "payee": "Q", "amount": 1}] * 1001),
+            "/claimed/ledger",
+        ),
+        (lambda body: body["claimed"].update(ledger=[{f"k{k}": 1 for k in range(40)}]), "/claimed/ledger/0"),
+    ],
+)
+def test_a_request_object_past_its_bound_is_one_fault(client: FlaskClient, change: Any, pointer: str) -> None:
+    body = copy.deepcopy({**E1, "claimed": {"amounts": {"P": -9000, "Q": 9000}}})
+    change(body)
+    answer = client.post("/v1/verify", json=body)
+    assert answer.status_code == 422
+    assert problems(answer) == {(pointer, "too_many")}
+
+
+def test_a_batch_room_with_a_hundred_thousand_unknown_fields_is_one_fault(client: FlaskClient) -> None:
+    hostile = {**E1, **{f"k{k}": 0 for k in range(100_000)}}
+    answer = client.post("/v1/score/batch", json={"rooms": [hostile, E1]})
+    results = answer.get_json()["results"]
+    assert [(e["pointer"], e["code"]) for e in results[0]["errors"]] == [("", "too_many")]
+    assert results[1]["players"][0]["amount"] == -9000
