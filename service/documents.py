@@ -52,6 +52,13 @@ JSON_ERRORS = {
 """Python's JSON parser says what is wrong in English; these are the messages it gives most."""
 
 
+def most_values(body: bytes) -> int:
+    """An upper bound on the values and keys a JSON text holds, counted in C without parsing it: every
+    value but a container's first follows a comma, a member's value a colon, and a first one its
+    container's bracket. What a parsed document costs in memory is about proportional to it."""
+    return body.count(b",") + body.count(b":") + body.count(b"[") + body.count(b"{") + 1
+
+
 def loads(body: bytes | str) -> Any:
     """Parse a request body, or raise :class:`BadDocument` saying why."""
     try:

@@ -26,7 +26,7 @@ from service.texts import Text
 MAX_STAKE = 10**12
 MOST_CARDS = 13
 """No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
-so that one 8 MiB batch cannot make the service check (and list) millions of cards."""
+so that one batch cannot make the service check (and list) millions of cards."""
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 PLAYER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""

@@ -19,7 +19,7 @@ PREFIX = "MAUBINH_"
 class Settings:
     max_body_bytes: int = 64 * 1024
     """Bodies above this are refused with 413."""
-    max_batch_bytes: int = 8 * 1024 * 1024
+    max_batch_bytes: int = 4 * 1024 * 1024
     """The body limit of POST /v1/score/batch alone."""
     max_batch_rooms: int = 500
     """The most rooms one batch may hold."""

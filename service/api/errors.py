@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 
 from service.api.language import language
 from service.api.logs import logger
+from service.api.views import TooManyValues
 from service.contract import RoomRejected
 from service.documents import BadDocument, problem_for
 from service.serialize import dumps, problem_json
@@ -42,6 +43,8 @@ def _http_problem(error: HTTPException) -> Response:
         allowed = sorted(m for m in (getattr(error, "valid_methods", None) or []) if m not in ("OPTIONS",))
         headers["Allow"] = ", ".join(allowed)
         detail = Text("problem.method_not_allowed_detail", methods=Named(" or ".join(allowed), " hoặc ".join(allowed)))
+    elif isinstance(error, TooManyValues):
+        detail = Text("problem.too_many_values_detail", most=error.most)
     elif status == 413:
         detail = Text("problem.too_large_detail", limit=request.max_content_length)
     elif status in DETAILS:

@@ -16,6 +16,7 @@ from service.documents import (
     arrange_document,
     evaluate_document,
     loads,
+    most_values,
     score_batch_results,
     score_document,
     verify_document,
@@ -44,12 +45,25 @@ def _body() -> bytes:
     return body
 
 
-def _json_body() -> Any:
-    """The request's JSON document: 415 if not JSON, 400 if not parseable, 413 past the body limit."""
+class TooManyValues(RequestEntityTooLarge):
+    """A body within its byte limit that holds more JSON values than its route reads (413)."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__()
+        self.most = most
+
+
+def _json_body(values: int | None = None) -> Any:
+    """The request's JSON document: 415 if not JSON, 400 if not parseable, 413 past the body limit or,
+    when ``values`` is given, past that many values (a parsed value costs up to ~200 bytes: 4 MiB of
+    ``[{},{},…]`` would take 100 MB)."""
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
-    return loads(_body())
+    body = _body()
+    if values is not None and most_values(body) > values:
+        raise TooManyValues(values)
+    return loads(body)
 
 
 def _catalogue() -> Catalogue:
@@ -68,12 +82,18 @@ def score() -> Response:
     return _answer(score_document)
 
 
+VALUES_PER_ROOM = 256
+"""What a batch reads per room it may hold: a four-player room is ~80 values, a house-rule patch up
+to ~200 more."""
+
+
 @api.post("/v1/score/batch", provide_automatic_options=False)
 def score_batch() -> Response:
     """Up to MAUBINH_MAX_BATCH_ROOMS rooms; this route alone reads up to MAUBINH_MAX_BATCH_BYTES."""
     settings = current_app.config["SETTINGS"]
     request.max_content_length = settings.max_batch_bytes
-    results = score_batch_results(_json_body(), _catalogue(), settings.max_batch_rooms, language())
+    body = _json_body(values=settings.max_batch_rooms * VALUES_PER_ROOM)
+    results = score_batch_results(body, _catalogue(), settings.max_batch_rooms, language())
     outcomes: list[metrics.RoomOutcome | None] = []
     g.batch_outcomes = outcomes
     body = dumps_results((metrics.noted(result, outcomes) for result in results), language())

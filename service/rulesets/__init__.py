@@ -245,7 +245,7 @@ def schema_text(error: Any, where: str) -> Text:
     return Text(key, where=where_text, value=value[:80], expected=expected, english=error.message[:200])
 
 
-MOST_FAULTS = 64
+MOST_FAULTS = 16
 """A ruleset's faults are counted up to here: past it, one more says only that there are more."""
 MAX_PATCH_DEPTH = 8
 """Objects and arrays nested deeper than this are refused before anything walks them: the schema's

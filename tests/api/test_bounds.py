@@ -205,9 +205,19 @@ def test_a_request_object_past_its_bound_is_one_fault(client: FlaskClient, chang
     assert problems(answer) == {(pointer, "too_many")}
 
 
-def test_a_batch_room_with_a_hundred_thousand_unknown_fields_is_one_fault(client: FlaskClient) -> None:
-    hostile = {**E1, **{f"k{k}": 0 for k in range(100_000)}}
+def test_a_batch_room_with_forty_thousand_unknown_fields_is_one_fault(client: FlaskClient) -> None:
+    hostile = {**E1, **{f"k{k}": 0 for k in range(40_000)}}
     answer = client.post("/v1/score/batch", json={"rooms": [hostile, E1]})
     results = answer.get_json()["results"]
     assert [(e["pointer"], e["code"]) for e in results[0]["errors"]] == [("", "too_many")]
     assert results[1]["players"][0]["amount"] == -9000
+
+
+def test_a_batch_reads_at_most_256_values_a_room_it_may_hold() -> None:
+    """3 rooms → 768 values. A legitimate batch of three rooms holds ~80 each; 800 empty objects are refused
+    before they are parsed (parsed, each would cost ~75 bytes: 4 MiB of them, 100 MB)."""
+    client = create_app({"log_requests": False, "max_batch_rooms": 3}).test_client()
+    assert client.post("/v1/score/batch", json={"rooms": [E1, E1, E1]}).status_code == 200
+    hostile = client.post("/v1/score/batch", json={"rooms": [{"round_id": [{}] * 800}]})
+    assert hostile.status_code == 413
+    assert "768" in hostile.get_json()["detail"]
