@@ -1,13 +1,12 @@
 """One place that turns a JSON document into a JSON answer, for the CLI and the API.
 
-Each operation takes the parsed request and returns the response body, or raises
-:class:`~service.contract.RoomRejected` (422). Parsing itself is strict: no
-``NaN``/``Infinity``, no duplicate keys, no runaway nesting.
+Each operation takes the parsed request (:func:`service.strict_json.loads`: no ``NaN``, no
+duplicate keys, no runaway nesting) and returns the response body, or raises
+:class:`~service.contract.RoomRejected` (422).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,64 +15,9 @@ from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
-from service.texts import Language, Named, Text
+from service.strict_json import BadDocument, loads
+from service.texts import Language, Text
 from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
-
-
-class BadDocument(ValueError):
-    """The body is not a JSON document this service reads (HTTP 400)."""
-
-
-def _no_constants(name: str) -> Any:
-    raise BadDocument(Text("bad_json.constant", name=name))
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise BadDocument(Text("bad_json.duplicate_key", key=key[:64]))
-        out[key] = value
-    return out
-
-
-JSON_ERRORS = {
-    "Expecting value": Named("Expecting value", "thiếu một giá trị"),
-    "Expecting ',' delimiter": Named("Expecting ',' delimiter", "thiếu dấu ','"),
-    "Expecting ':' delimiter": Named("Expecting ':' delimiter", "thiếu dấu ':'"),
-    "Expecting property name enclosed in double quotes": Named(
-        "Expecting property name enclosed in double quotes", "tên khóa phải nằm trong dấu ngoặc kép"
-    ),
-    "Unterminated string starting at": Named("Unterminated string starting at", "chuỗi không được đóng"),
-    "Invalid control character at": Named("Invalid control character at", "ký tự điều khiển không hợp lệ"),
-    "Extra data": Named("Extra data", "thừa dữ liệu sau văn bản JSON"),
-    "Invalid \\escape": Named("Invalid \\escape", "ký tự thoát \\ không hợp lệ"),
-}
-"""Python's JSON parser says what is wrong in English; these are the messages it gives most."""
-
-
-def most_values(body: bytes) -> int:
-    """An upper bound on the values and keys a JSON text holds, counted in C without parsing it: every
-    value but a container's first follows a comma, a member's value a colon, and a first one its
-    container's bracket. What a parsed document costs in memory is about proportional to it."""
-    return body.count(b",") + body.count(b":") + body.count(b"[") + body.count(b"{") + 1
-
-
-def loads(body: bytes | str) -> Any:
-    """Parse a request body, or raise :class:`BadDocument` saying why."""
-    try:
-        text = body.decode("utf-8") if isinstance(body, bytes) else body
-    except UnicodeDecodeError as error:
-        raise BadDocument(Text("bad_json.not_utf8", byte=error.start)) from error
-    try:
-        return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as error:
-        what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
-        raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
-    except RecursionError as error:
-        raise BadDocument(Text("bad_json.too_deep")) from error
-    except ValueError as error:  # e.g. an integer of more than 4,300 digits
-        raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
 
 
 def _check_amounts(result: Result) -> None:

@@ -11,8 +11,9 @@ from service.api.language import language
 from service.api.logs import logger
 from service.api.views import TooManyValues
 from service.contract import RoomRejected
-from service.documents import BadDocument, problem_for
+from service.documents import problem_for
 from service.serialize import dumps, problem_json
+from service.strict_json import BadDocument
 from service.texts import Named, Text
 
 PROBLEM = "application/problem+json"

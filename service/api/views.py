@@ -15,14 +15,13 @@ from service.documents import (
     Operation,
     arrange_document,
     evaluate_document,
-    loads,
-    most_values,
     score_batch_results,
     score_document,
     verify_document,
 )
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json
+from service.strict_json import loads, most_values
 from service.texts import LANGUAGES, catalogue
 
 api = Blueprint("api", __name__)

@@ -10,7 +10,9 @@ A refused patch is never kept: its cheap limits (depth, members) are checked bef
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -32,6 +34,7 @@ from service.rulesets import (
     patch_bound_faults,
     with_defaults,
 )
+from service.strict_json import BadDocument, loads
 from service.texts import Text
 
 RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
@@ -264,13 +267,36 @@ class OperatorFileError(RulesetError):
         return "\n".join(f"{self.path}: /{'/'.join(map(str, f.path))}: {f.message}" for f in self.faults)
 
 
-def load_operator_file(path: FilePath, catalogue: Catalogue) -> tuple[FilePath, Ruleset]:
-    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue``."""
+MAX_OPERATOR_FILE_BYTES = 64 * 1024
+"""An operator's file holds one patch, as a request does: the same 64 KiB."""
+
+
+def _operator_file_text(path: FilePath) -> bytes:
+    """A regular file's bytes, at most MAX_OPERATOR_FILE_BYTES: opened without blocking, so that a FIFO
+    (or a device) named ``*.json`` is refused instead of hanging the start; links are followed, as
+    Kubernetes mounts a ConfigMap's files through them."""
     try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise OperatorFileError(path, [RulesetFault((), Text("ruleset.operator_not_file"))])
+            text = file.read(MAX_OPERATOR_FILE_BYTES + 1)
+    except OSError as error:
+        message = Text("ruleset.operator_unreadable", error=error.strerror or str(error))
+        raise OperatorFileError(path, [RulesetFault((), message)]) from None
+    if len(text) > MAX_OPERATOR_FILE_BYTES:
+        message = Text("ruleset.operator_too_large", most=MAX_OPERATOR_FILE_BYTES)
+        raise OperatorFileError(path, [RulesetFault((), message)])
+    return text
+
+
+def load_operator_file(path: FilePath, catalogue: Catalogue) -> tuple[FilePath, Ruleset]:
+    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue`` and
+    parsed as strictly as a request body (a key twice is refused, not the last one kept)."""
+    try:
+        document = loads(_operator_file_text(path))
+    except BadDocument as error:
         raise OperatorFileError(
-            path, [RulesetFault((), Text("ruleset.operator_unreadable", error=str(error)))]
+            path, [RulesetFault((), Text("ruleset.operator_unreadable", error=error.args[0]))]
         ) from None
     if not isinstance(document, dict):
         raise OperatorFileError(path, [RulesetFault((), Text("ruleset.operator_shape"))])

@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +21,7 @@ from service import documents, jsonl
 from service.api import create_app
 from service.api.logs import request_id
 from service.rulesets import check_document, with_defaults
-from service.rulesets.catalogue import builtin_catalogue
+from service.rulesets.catalogue import OperatorFileError, builtin_catalogue, catalogue_for
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 """docs/rules.md §10 E1 at stake 1000: P pays Q 9000 in all (chi 3000, scoop 6000)."""
@@ -221,3 +223,28 @@ def test_a_batch_reads_at_most_256_values_a_room_it_may_hold() -> None:
     hostile = client.post("/v1/score/batch", json={"rooms": [{"round_id": [{}] * 800}]})
     assert hostile.status_code == 413
     assert "768" in hostile.get_json()["detail"]
+
+
+# Operators' files: read as strictly as requests, regular files only, within a size limit.
+
+
+def _operator_fault(tmp_path: Path, write: Any) -> str:
+    write(tmp_path / "club.json")
+    with pytest.raises(OperatorFileError) as refused:
+        catalogue_for(str(tmp_path))
+    assert refused.value.path.name == "club.json"
+    return str(refused.value)
+
+
+def test_an_operator_file_with_a_key_twice_is_refused(tmp_path: Path) -> None:
+    text = '{"base": "maubinh-2020@2", "patch": {"id": "club-a", "title": "A", "title": "B"}}'
+    assert "'title' appears twice" in _operator_fault(tmp_path, lambda path: path.write_text(text))
+
+
+def test_an_operator_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    assert "not a regular file" in _operator_fault(tmp_path, os.mkfifo)
+
+
+def test_an_operator_file_past_64_kib_is_refused_unread(tmp_path: Path) -> None:
+    document = {"base": "maubinh-2020@2", "patch": {"id": "club-a", "title": "x" * 70_000}}
+    assert "more than 65536 bytes" in _operator_fault(tmp_path, lambda path: path.write_text(json.dumps(document)))
