@@ -1,7 +1,9 @@
 """gunicorn settings for ``maubinh serve`` and the container (deploy/gunicorn.conf.py loads this).
 
-Every value can be set from the environment; defaults suit a CPU-bound service:
-one worker per core available to the process, a few threads each for slow clients.
+Every value can be set from the environment; defaults suit a CPU-bound service: one worker per
+core available to the process. Workers are gevent's: a connection costs a greenlet, not a thread,
+so clients that send slowly cannot take the threads a health probe needs, and one that has not
+sent its headers within ``keepalive`` seconds is dropped (README, "Slow clients").
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ def _cores() -> int:
 
 bind = f"{os.environ.get('MAUBINH_HOST', '127.0.0.1')}:{_int('MAUBINH_PORT', 8000)}"
 workers = _int("MAUBINH_WORKERS", _cores())
-worker_class = "gthread"
-threads = _int("MAUBINH_THREADS", 4)
+worker_class = "gevent"
+worker_connections = _int("MAUBINH_WORKER_CONNECTIONS", 1000)
 timeout = _int("MAUBINH_TIMEOUT", 30)
 graceful_timeout = _int("MAUBINH_GRACEFUL_TIMEOUT", 20)
 keepalive = _int("MAUBINH_KEEPALIVE", 5)

@@ -36,7 +36,7 @@ def start(extra_env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
     """`maubinh serve` on a free port, once /readyz answers."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-    env.update(MAUBINH_WORKERS="2", MAUBINH_THREADS="2", MAUBINH_LOG_REQUESTS="off", MAUBINH_GRACEFUL_TIMEOUT="10")
+    env.update(MAUBINH_WORKERS="2", MAUBINH_LOG_REQUESTS="off", MAUBINH_GRACEFUL_TIMEOUT="10")
     env.update(extra_env)
     script = Path(sys.executable).with_name("maubinh")
     process = subprocess.Popen(
