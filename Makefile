@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/advisor.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/hostile.py
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache build *.egg-info *.so service/*.so

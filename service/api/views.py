@@ -33,17 +33,30 @@ def _ok(body: object) -> Response:
     return Response(dumps(body, language()), status=200, content_type="application/json")
 
 
+DRAINED_BYTES = 8 * 1024 * 1024
+"""How much of a body past its limit is read and dropped before the 413: a client still sending then
+reads the answer, where closing on unread bytes would reset the connection under it."""
+
+
 def _body() -> bytes:
     """The body, or 413 past the route's limit (``request.max_content_length``) however it is framed.
-    werkzeug refuses a Content-Length past the limit but cuts a chunked body at it: one byte more
-    tells the two apart."""
-    limit = request.max_content_length
-    if request.content_length is not None or limit is None:
+    werkzeug cuts a chunked body at the limit: one byte more tells a body past it."""
+    limit, length = request.max_content_length, request.content_length
+    if length is not None and limit is not None and length > limit:
+        _drop(min(length, DRAINED_BYTES))
+        raise RequestEntityTooLarge
+    if length is not None or limit is None:
         return request.get_data(cache=False)
     body: bytes = request.input_stream.read(limit + 1)
     if len(body) > limit:
+        _drop(DRAINED_BYTES)
         raise RequestEntityTooLarge
     return body
+
+
+def _drop(most: int) -> None:
+    while most > 0 and (chunk := request.input_stream.read(min(most, 64 * 1024))):
+        most -= len(chunk)
 
 
 class TooManyValues(RequestEntityTooLarge):

@@ -1,0 +1,253 @@
+"""What hostile requests cost a real `maubinh serve`: each worker's peak memory, CPU, health probes.
+
+    .venv/bin/python bench/hostile.py [--rounds 3]
+
+Starts `maubinh serve` (2 workers) on a free loopback port and sends each hostile request of the
+hostile-input issue in turn, several rounds; prints, per scenario, the answer, the largest rise of
+one worker's peak RSS (VmHWM, reset before each request through /proc/PID/clear_refs, so root or
+the server's own user), the workers' CPU seconds (median of the rounds) and, for the parallel and
+slow-client scenarios, the health probes later than 1 s. The goals: ≤ 50 MB and ≤ 1 s of CPU per
+request, no late probe. tests/system/test_hostile.py asserts the same scenarios with this kit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from load import free_port, wait_ready
+from rooms import four_player_rooms
+
+MB = 1024 * 1024
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden" / "public.jsonl"
+E1 = next(case["request"] for case in map(json.loads, GOLDEN.open()) if case["name"] == "worked-example/E1")
+"""docs/rules.md §10 E1: P pays Q 9,000 in all."""
+FOUR = four_player_rooms(1, seed=7, rulesets=("maubinh-2020",))[0]
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running `maubinh serve`: its master's pid, its workers' pids and its port."""
+
+    master: int
+    workers: tuple[int, ...]
+    port: int
+
+
+def workers_of(master: int) -> tuple[int, ...]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == master:
+                    found.append(int(entry.name))
+    return tuple(sorted(found))
+
+
+def _status_kib(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise ValueError(key)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Cost:
+    peak_rise_mb: float
+    """The largest rise of one worker's peak RSS."""
+    cpu_seconds: float
+    """All workers' CPU."""
+
+
+def costing(served: Served, scenario: Callable[[], Any]) -> tuple[Any, Cost]:
+    """Run ``scenario``; what it cost the workers."""
+    assert workers_of(served.master) == served.workers, "a worker was replaced"
+    for pid in served.workers:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # VmHWM := VmRSS
+    before = {pid: _status_kib(pid, "VmHWM") for pid in served.workers}
+    cpu = sum(_cpu_seconds(pid) for pid in served.workers)
+    outcome = scenario()
+    time.sleep(0.2)  # a worker may still be freeing what the answer held
+    rise = max(_status_kib(pid, "VmHWM") - before[pid] for pid in served.workers) / 1024
+    return outcome, Cost(round(rise, 1), round(sum(_cpu_seconds(pid) for pid in served.workers) - cpu, 2))
+
+
+def post(port: int, path: str, body: bytes | Iterator[bytes], timeout: float = 30) -> tuple[int, bytes]:
+    """One POST on a kept-alive connection (an iterator of bytes is sent chunked): the server drains
+    what it did not read, where closing with unread bytes could reset the connection under the answer."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        chunked = not isinstance(body, bytes)
+        headers = {"Content-Type": "application/json", **({"Transfer-Encoding": "chunked"} if chunked else {})}
+        connection.request("POST", path, body=body, headers=headers, encode_chunked=chunked)
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+class Probes:
+    """GET /healthz every 0.2 s on a new connection, as a kubelet does, each with a 1 s deadline."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.latencies, self._stop = port, [], threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    ok = sock.recv(64).startswith(b"HTTP/1.1 200")
+                self.latencies.append(time.monotonic() - started if ok else float("inf"))
+            except OSError:
+                self.latencies.append(float("inf"))
+            self._stop.wait(max(0.0, 0.2 - (time.monotonic() - started)))
+
+    def __enter__(self) -> Probes:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    @property
+    def late(self) -> int:
+        return sum(1 for latency in self.latencies if latency > 1.0)
+
+
+def variant(patch: dict[str, Any], request: dict[str, Any] = E1) -> dict[str, Any]:
+    return {**request, "ruleset": {"base": "maubinh-2020", "patch": patch}}
+
+
+def batch(rooms: list[dict[str, Any]]) -> bytes:
+    return json.dumps({"rooms": rooms}).encode()
+
+
+def filled(prefix: bytes, unit: bytes, suffix: bytes, size: int = 4 * MB) -> bytes:
+    return prefix + unit * ((size - len(prefix) - len(suffix)) // len(unit)) + suffix
+
+
+def refused_patch(k: int) -> dict[str, Any]:
+    """A new patch (its title) with 16 bad values and more: 12 rows of 3, 3 bonus rows of 3."""
+    return {
+        "title": f"t{k}",
+        "instant_wins": {"table": [{"pattern": "nope", "units": 5000, "strength": 0}] * 12},
+        "bonuses": {p: {"pair": 0, "flush": 0, "straight": 0} for p in ("back", "middle", "front")},
+    }
+
+
+REFUSED_PATCHES = [
+    json.dumps(variant({"title": f"t{k}", **{f"k{j}": 1 for j in range(5000)}})).encode() for k in range(60)
+]
+"""60 bodies of ~60 KB: a patch of 5,000 unknown keys, a new title each (before: 109 → 544 MB)."""
+HOSTILE_BATCHES: dict[str, tuple[Callable[[], bytes], int]] = {
+    "a 70,000-row instant-win table": (
+        lambda: batch(
+            [variant({"instant_wins": {"table": [{"pattern": "dragon", "units": 5000, "strength": 1}] * 70_000}})]
+        ),
+        413,
+    ),
+    "4 MiB of empty objects": (lambda: filled(b'{"rooms": [{"round_id": [', b"{},", b"{}]}]}"), 413),
+    "one 4 MiB string with an emoji": (
+        lambda: filled(b'{"rooms": [{"round_id": "', b"a", "😀".encode() + b'"}]}'),
+        200,
+    ),
+    "500 rooms, each a new refused patch": (lambda: batch([variant(refused_patch(k), FOUR) for k in range(500)]), 200),
+    "500 rooms, each a new house rule": (
+        lambda: batch([variant({"title": f"t{k}", "scoop": {"multiplier": 2}}, FOUR) for k in range(500)]),
+        200,
+    ),
+}
+"""Batch bodies of at most 4 MiB and the status each gets (before: 420 MB, 39 s and 860 MB)."""
+
+
+def slow_clients(port: int, clients: int, seconds: float) -> Probes:
+    """``clients`` connections that send one header line every 2 s, while the health probes run."""
+    sockets = [socket.create_connection(("127.0.0.1", port), timeout=1) for _ in range(clients)]
+    try:
+        for sock in sockets:
+            sock.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\n")
+        with Probes(port) as probes:
+            for _ in range(int(seconds // 2)):
+                time.sleep(2)
+                for sock in sockets:
+                    with contextlib.suppress(OSError):  # dropped: no headers within keepalive seconds
+                        sock.sendall(b"X-Slow: 1\r\n")
+    finally:
+        for sock in sockets:
+            sock.close()
+    return probes
+
+
+def parallel_batches(port: int, body: bytes, count: int = 4) -> tuple[list[int], Probes]:
+    with Probes(port) as probes, ThreadPoolExecutor(count) as pool:
+        statuses = list(pool.map(lambda _: post(port, "/v1/score/batch", body)[0], range(count)))
+    return statuses, probes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    port = free_port()
+    env = {**os.environ, "MAUBINH_LOG_REQUESTS": "off", "MAUBINH_WORKERS": "2", "MAUBINH_MAX_REQUESTS": "0"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env=env)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}")
+        while len(workers_of(server.pid)) < 2:
+            time.sleep(0.05)
+        served = Served(server.pid, workers_of(server.pid), port)
+        scenarios: dict[str, Callable[[], Any]] = {
+            "60 refused 60 KB patches": lambda: sorted({post(port, "/v1/score", b)[0] for b in REFUSED_PATCHES}),
+            **{
+                name: (lambda make=make: post(port, "/v1/score/batch", make())[0])
+                for name, (make, _) in HOSTILE_BATCHES.items()
+            },
+        }
+        print(f"maubinh serve, 2 gevent workers; median of {args.rounds} rounds (goal: ≤ 50 MB, ≤ 1 s a request)")
+        print(f"{'scenario':40} {'answer':>8} {'peak MB':>8} {'CPU s':>6}")
+        for name, scenario in scenarios.items():
+            runs = [costing(served, scenario) for _ in range(args.rounds)]
+            rise = statistics.median(cost.peak_rise_mb for _, cost in runs)
+            cpu = statistics.median(cost.cpu_seconds for _, cost in runs)
+            print(f"{name:40} {runs[0][0]!s:>8} {rise:8.1f} {cpu:6.2f}")
+        statuses, probes = parallel_batches(port, HOSTILE_BATCHES["500 rooms, each a new refused patch"][0]())
+        print(
+            f"4 refused-patch batches in parallel: {statuses}; probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
+        )
+        for clients in (8, 50):
+            probes = slow_clients(port, clients, 8)
+            print(
+                f"{clients} slow clients for 8 s: probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()
