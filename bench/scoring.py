@@ -22,9 +22,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from rooms import four_player_rooms
 
-from service.documents import loads, score_document
+from service.documents import score_document
 from service.scoring import score
 from service.serialize import dumps, result_json
+from service.strict_json import loads
 from service.validation import load_room
 
 
