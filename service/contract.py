@@ -23,6 +23,11 @@ MAX_EXACT_AMOUNT = 2**53 - 1
 """The largest integer every JSON client reads exactly: no amount in a request or an answer may pass it."""
 
 
+def escape(token: str) -> str:
+    """A key or index as one token of an RFC 6901 pointer."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
 @dataclass(frozen=True)
 class Fault:
     """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""

@@ -17,7 +17,8 @@ from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
 from service.strict_json import BadDocument, loads
 from service.texts import Language, Text
-from service.validation import Claim, load_arrange_request, load_arrangement, load_batch, load_room, load_verification
+from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
+from service.verify import compare
 
 
 def _check_amounts(result: Result) -> None:
@@ -64,102 +65,11 @@ def score_batch_results(
     return results()
 
 
-STEP_TEXTS = {
-    "instant_win": Text("step.instant_win"),
-    "chi": Text("step.chi"),
-    "bonus": Text("step.bonus"),
-    "scoop": Text("step.scoop"),
-    "foul": Text("step.foul"),
-    "ace": Text("step.ace"),
-    "unstated": Text("step.unstated"),
-}
-"""How a verify explanation names a step (``unstated``: a claimed line that gave none)."""
-
-
-def _by_step(lines: list[tuple[str, str, str | None, int]], player: str) -> dict[str, int]:
-    """Net amount per step for one player over (payer, payee, step, amount) lines."""
-    net: dict[str, int] = {}
-    for payer, payee, step, amount in lines:
-        key = step or "unstated"
-        if player in (payer, payee):
-            net[key] = net.get(key, 0) + (amount if payee == player else -amount)
-    return net
-
-
-def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim: Claim) -> dict[str, list[Any]]:
-    """Claimed lines against computed ones, matched by payer, payee and step (amounts summed per key;
-    a claimed line without a step is matched by payer and payee alone)."""
-    assert claim.ledger is not None
-    stepless = all(line.step is None for line in claim.ledger)
-    totals: dict[tuple[str, str, str | None], list[int]] = {}
-    for payer, payee, step, amount in computed:
-        totals.setdefault((payer, payee, None if stepless else step), [0, 0])[0] += amount
-    for line in claim.ledger:
-        totals.setdefault((line.payer, line.payee, line.step), [0, 0])[1] += line.amount
-    out: dict[str, list[Any]] = {"missing": [], "extra": [], "different": []}
-    for (payer, payee, step), (mine, theirs) in totals.items():
-        entry = {"payer": payer, "payee": payee, "step": step}
-        if theirs == 0:
-            out["missing"].append({**entry, "computed": mine})
-        elif mine == 0:
-            out["extra"].append({**entry, "claimed": theirs})
-        elif mine != theirs:
-            out["different"].append({**entry, "computed": mine, "claimed": theirs})
-    return out
-
-
-def _check_difference(player: str, claimed: int, computed: int) -> None:
-    """Refuse a claim so far from the computed amount that the difference passes 2^53 − 1 (each is
-    within it, but not their difference)."""
-    if abs(claimed - computed) > MAX_EXACT_AMOUNT:
-        message = Text("fault.claim_difference_out_of_range", claimed=claimed, computed=computed, high=MAX_EXACT_AMOUNT)
-        pointer = "/claimed/amounts/" + player.replace("~", "~0").replace("/", "~1")
-        raise RoomRejected([Fault(pointer, message, "amount_out_of_range")])
-
-
 def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
     room, claim = load_verification(raw, catalogue)
     result, body = _settle(room, language)
-    stake = room.stake
-    computed: list[tuple[str, str, str | None, int]] = [
-        (line.payer, line.payee, line.step, line.units * stake) for line in result.ledger
-    ]
-    claimed: list[tuple[str, str, str | None, int]] | None = None
-    if claim.ledger is not None and any(each.step for each in claim.ledger):  # lines without steps explain no step
-        claimed = [(each.payer, each.payee, each.step, each.amount) for each in claim.ledger]
-    players = []
-    for player in result.players:
-        mine, theirs = player.units * stake, claim.amounts[player.id]
-        _check_difference(player.id, theirs, mine)
-        entry: dict[str, Any] = {"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine}
-        if theirs != mine:
-            steps = _by_step(computed, player.id)
-            if claimed is None:
-                entry["explanation"] = [
-                    Text("verify.computed_step", step=STEP_TEXTS[step], amount=amount) for step, amount in steps.items()
-                ] + [Text("verify.claim_total", claimed=theirs, difference=theirs - mine, computed=mine)]
-            else:
-                said = _by_step(claimed, player.id)
-                entry["explanation"] = [
-                    Text(
-                        "verify.step_differs",
-                        step=STEP_TEXTS[step],
-                        computed=steps.get(step, 0),
-                        claimed=said.get(step, 0),
-                    )
-                    for step in dict.fromkeys([*steps, *said])
-                    if steps.get(step, 0) != said.get(step, 0)
-                ]
-        players.append(entry)
-    ledger = None if claim.ledger is None else _ledger_differences(computed, claim)
-    agrees = all(p["difference"] == 0 for p in players) and (ledger is None or not any(ledger.values()))
-    return {"agrees": agrees, "players": players, "ledger": ledger, "result": body}
-
-
-def settles(status: int, body: dict[str, Any]) -> bool:
-    """A verify answer whose claim agrees: the batch tools count it and write only disagreements."""
-    return status == 200 and body.get("agrees") is True
+    return {**compare(result, claim, room.stake), "result": body}
 
 
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:

@@ -15,11 +15,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from service.documents import OPERATIONS, answer, prepare, settles
+from service.documents import OPERATIONS, answer, prepare
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps, problem_json
 from service.spreadsheet import ledger_rows
 from service.texts import Language, Text
+from service.verify import settles
 
 CHUNK = 256
 """Lines per message to a worker: large enough that pickling is a small share of the work."""

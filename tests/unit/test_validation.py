@@ -11,7 +11,7 @@ from marshmallow import ValidationError
 from service.contract import Fault, RoomRejected
 from service.documents import BadDocument, loads, score_document
 from service.serialize import rejected_json
-from service.validation import ROOM_SCHEMA, PlayerSchema
+from service.validation.schemas import ROOM_SCHEMA, PlayerSchema
 
 P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"
 Q = "9S 9D 9C 4S 4D | 8S 8H 6C 6D TS | AH 3D 2C"

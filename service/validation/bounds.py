@@ -1,0 +1,53 @@
+"""The most members or items each place of a request body may hold, checked before anything loads it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from service.contract import Fault, escape
+from service.texts import Text
+
+MOST_MEMBERS = 32
+"""No object of a request holds more members than this (the largest has seven fields)."""
+
+
+class Bound(NamedTuple):
+    most: int
+    text: str = "fault.too_many_members"
+    code: str = "too_many"
+
+
+EVERY = "*"
+"""Any index of an array, in a place of BOUNDS."""
+BOUNDS: dict[tuple[str, ...], Bound] = {
+    (): Bound(MOST_MEMBERS),
+    ("players",): Bound(8, "fault.player_count_unchecked", "player_count"),
+    ("players", EVERY): Bound(MOST_MEMBERS),
+    ("claimed",): Bound(MOST_MEMBERS),
+    ("claimed", "amounts"): Bound(MOST_MEMBERS),
+    ("claimed", "ledger"): Bound(1000, "fault.too_many_items"),
+    ("claimed", "ledger", EVERY): Bound(MOST_MEMBERS),
+}
+"""The most members (of an object) or items (of an array) at each place of a request body (twice the
+largest room's players, for one). Checked before marshmallow loads anything, and a place past its
+bound is refused on its size alone: otherwise one batch room could make the service check, and
+list, a million unknown fields."""
+
+
+def oversized(raw: Any, path: tuple[str, ...] = ()) -> Iterator[Fault]:
+    """The places of ``raw`` past their bound; the walk goes only where BOUNDS has a place below, and
+    only into containers within their bound, so it costs no more than the bounds allow."""
+    place = tuple(EVERY if step.isdigit() else step for step in path)
+    bound = BOUNDS.get(place)
+    if bound and isinstance(raw, dict | list) and len(raw) > bound.most:
+        message = Text(bound.text, most=bound.most, count=len(raw))
+        yield Fault("".join(f"/{escape(step)}" for step in path), message, bound.code)
+        return
+    below = {other[len(place)] for other in BOUNDS if len(other) > len(place) and other[: len(place)] == place}
+    if isinstance(raw, dict):
+        for key in sorted(below & raw.keys()):
+            yield from oversized(raw[key], (*path, key))
+    elif isinstance(raw, list) and EVERY in below:
+        for index, item in enumerate(raw):
+            yield from oversized(item, (*path, str(index)))

@@ -1,0 +1,179 @@
+"""The JSON values of a request body, as marshmallow fields and validators: strict integers and
+booleans, whole-string patterns, card lists, claimed amounts. Each refusal is a Text, in the
+service's words (marshmallow's own validators format theirs into plain English)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, cast
+
+from marshmallow import ValidationError, fields
+
+from service.cards import SPELLINGS, Card, CardError, parse_card
+from service.contract import MAX_EXACT_AMOUNT
+from service.texts import Text
+
+MAX_STAKE = 10**12
+MOST_CARDS = 13
+"""No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
+so that one batch cannot make the service check (and list) millions of cards."""
+DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+PLAYER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""
+STATUSES = ("arranged", "timed_out", "left")
+SELF = ""  # error key for the node itself, as opposed to one of its items
+
+
+class DirectValidation:
+    """Runs a field's validators one by one. ``Field._validate`` builds an ``And`` of them on every
+    call, validators or not: two dozen objects a room for nothing."""
+
+    validators: list[Any]
+
+    def _validate(self, value: Any) -> None:
+        errors: list[Any] = []
+        for validator in self.validators:
+            try:
+                if validator(value) is False:
+                    raise ValidationError(Text("fault.invalid_value"))
+            except ValidationError as error:
+                errors.extend(error.messages if isinstance(error.messages, list) else [error.messages])
+        if errors:
+            raise ValidationError(errors)
+
+
+class String(DirectValidation, fields.String):
+    pass
+
+
+# Validators whose refusal is a Text: marshmallow's own format their messages into plain English.
+
+
+class Matches:
+    def __init__(self, pattern: re.Pattern[str], key: str) -> None:
+        self.pattern, self.key = pattern, key
+
+    def __call__(self, value: str) -> None:
+        if not self.pattern.fullmatch(value):
+            raise ValidationError(Text(self.key))
+
+
+class OneOf:
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
+
+    def __call__(self, value: str) -> None:
+        if value not in self.choices:
+            raise ValidationError(Text("fault.one_of", choices=", ".join(self.choices)))
+
+
+class InRange:
+    def __init__(self, low: int, high: int | None = None) -> None:
+        self.low, self.high = low, high
+
+    def __call__(self, value: int) -> None:
+        if value < self.low or (self.high is not None and value > self.high):
+            key = "fault.at_least" if self.high is None else "fault.between"
+            raise ValidationError(Text(key, low=self.low, high=self.high))
+
+
+class ExactAmount:
+    """An amount every JSON client reads exactly, checked before any arithmetic on it."""
+
+    def __call__(self, value: int) -> None:
+        if not -MAX_EXACT_AMOUNT <= value <= MAX_EXACT_AMOUNT:
+            raise ValidationError(Text("fault.claim_amount_out_of_range", low=-MAX_EXACT_AMOUNT, high=MAX_EXACT_AMOUNT))
+
+
+class MaxLength:
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def __call__(self, value: str | list[Any]) -> None:
+        if len(value) > self.most:
+            raise ValidationError(Text("fault.too_long", most=self.most))
+
+
+class JsonInteger(DirectValidation, fields.Field[int]):
+    """An integer as JSON Schema means it: ``1000`` and ``1000.0``, never ``"1000"``, ``1.5`` or ``true``."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError(Text("fault.not_integer"))
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValidationError(Text("fault.fraction"))
+            return int(value)
+        return value
+
+
+class JsonBoolean(DirectValidation, fields.Field[bool]):
+    """``true`` or ``false`` only (marshmallow's Boolean would take ``"yes"`` and ``1``)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise ValidationError(Text("fault.not_boolean"))
+        return value
+
+
+class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
+    """An array of exactly ``size`` card texts; reports its size and each bad card."""
+
+    def __init__(self, size: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.size = size
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> tuple[Card, ...]:
+        if not isinstance(value, list):
+            raise ValidationError(Text("fault.not_card_list", size=self.size))
+        if len(value) == self.size:
+            try:
+                found = tuple(map(SPELLINGS.get, value))  # a non-text is no spelling: None, or unhashable
+            except TypeError:
+                found = (None,)
+            if None not in found:
+                return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
+        if len(value) > MOST_CARDS:
+            raise ValidationError(Text("fault.card_count_unchecked", field=attr, size=self.size, count=len(value)))
+        errors: dict[str | int, list[str]] = {}
+        if len(value) != self.size:
+            errors[SELF] = [Text("fault.card_count", field=attr, size=self.size, count=len(value))]
+        cards = []
+        for index, text in enumerate(value):
+            try:
+                cards.append(parse_card(text))
+            except CardError as error:
+                errors[index] = [error.message]
+        if errors:
+            raise ValidationError(errors)
+        return tuple(cards)
+
+
+class RulesetReference(fields.Raw):
+    """An id, a pinned id or ``{"base", "patch"}``: resolved (and every fault named) by the catalogue."""
+
+
+class Amounts(fields.Field[dict[str, int]]):
+    """Each player's claimed amount, by id; a fault at ``/claimed/amounts/<id>`` itself (marshmallow's
+    ``Dict`` would key it one level deeper, under ``value``)."""
+
+    amount = JsonInteger(validate=ExactAmount())
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> dict[str, int]:
+        if not isinstance(value, dict):
+            raise ValidationError(Text("fault.not_mapping", message=fields.Dict.default_error_messages["invalid"]))
+        amounts: dict[str, int] = {}
+        errors: dict[str, Any] = {}
+        for who, amount in value.items():
+            try:
+                amounts[who] = cast(int, self.amount.deserialize(amount))  # null is refused, never returned
+            except ValidationError as error:
+                errors[who] = error.messages
+        if errors:
+            raise ValidationError(errors)
+        return amounts
