@@ -29,7 +29,8 @@ from service.arrange import advise, evaluate_subsets, legal_splits, lexicographi
 from service.cards import CARD_TEXT, DECK, Card
 from service.contract import Opponents
 from service.hands import POSITIONS
-from service.rulesets import Ruleset, all_rulesets
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import score
 from service.validation import load_room
 
@@ -118,7 +119,7 @@ def duplicate(ruleset: Ruleset, deals: int, seed: int) -> dict[str, tuple[float,
 
 def speed(hands: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    ruleset = all_rulesets()["maubinh-2020"]
+    ruleset = builtin_catalogue().latest["maubinh-2020"]
     deals = [tuple(DECK[c] for c in rng.permutation(52)[:13].tolist()) for _ in range(hands)]
     advise(deals[0], ruleset)  # build caches
     ours: list[float] = []
@@ -153,17 +154,17 @@ def main() -> None:
     parts = args.only or ["speed", "duplicate", "quality"]
     if "speed" in parts:
         speed(args.speed_hands, args.seed)
-    for ruleset_id in (args.ruleset or sorted(all_rulesets())) if "duplicate" in parts else []:
+    for ruleset_id in (args.ruleset or sorted(builtin_catalogue().latest)) if "duplicate" in parts else []:
         started = time.perf_counter()
-        figures = duplicate(all_rulesets()[ruleset_id], args.duplicate_deals, args.seed)
+        figures = duplicate(builtin_catalogue().latest[ruleset_id], args.duplicate_deals, args.seed)
         print(
             f"duplicate, {ruleset_id}, new advisor vs today's, {args.duplicate_deals:,} deals ({time.perf_counter() - started:.0f} s):"
         )
         for name, (mean, half) in figures.items():
             print(f"  {name:12s}: {mean:+.3f} units/deal  95% CI [{mean - half:+.3f}, {mean + half:+.3f}]")
-    for ruleset_id in (args.ruleset or sorted(all_rulesets())) if "quality" in parts else []:
+    for ruleset_id in (args.ruleset or sorted(builtin_catalogue().latest)) if "quality" in parts else []:
         started = time.perf_counter()
-        figures = quality(all_rulesets()[ruleset_id], args.deals, args.seed)
+        figures = quality(builtin_catalogue().latest[ruleset_id], args.deals, args.seed)
         print(f"quality, {ruleset_id}, {args.deals:,} deals x 2 seats ({time.perf_counter() - started:.0f} s):")
         for name, (mean, half) in figures.items():
             verdict = "ahead" if mean - half > 0 else "NOT clearly ahead"

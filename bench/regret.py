@@ -31,7 +31,8 @@ from service.arrange import advise, evaluate_subsets, lexicographic, split_cards
 from service.cards import DECK, Card
 from service.contract import PlayerEntry, Room
 from service.hands import POSITIONS, Position
-from service.rulesets import Ruleset, all_rulesets
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import score
 
 Hands = dict[Position, tuple[Card, ...]]
@@ -63,7 +64,7 @@ class HandResult:
 
 def one_hand(job: tuple[str, int, int, int, int]) -> HandResult:
     ruleset_id, seed, hand_index, opponents, width = job
-    ruleset = all_rulesets()[ruleset_id]
+    ruleset = builtin_catalogue().latest[ruleset_id]
     rng = np.random.default_rng([seed, hand_index, *ruleset_id.encode()])
     order = rng.permutation(52).tolist()
     hero = tuple(DECK[c] for c in order[:13])

@@ -31,11 +31,11 @@ from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
 from service.hands import CATEGORY_UNIT, POSITIONS, hand_table
 from service.patterns import ON_CHI
-from service.rulesets import Ruleset, all_rulesets, get_ruleset
+from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
 
-RULESETS = sorted(all_rulesets())
+RULESETS = sorted(builtin_catalogue().latest)
 E1_P = ["AS", "AD", "7C", "7D", "2H", "KS", "KH", "9H", "5D", "3S", "QH", "JD", "4C"]
 
 
@@ -109,7 +109,7 @@ PATTERN_HANDS = {
 
 def _every_pattern_some_legal_split_has(ruleset_id: str, cards: list[str]) -> set[str]:
     """Brute force, independent of the advisor: every split, evaluated one by one."""
-    ruleset = get_ruleset(ruleset_id)
+    ruleset = builtin_catalogue().get(ruleset_id)
     assert ruleset is not None
     table = hand_table(ruleset.wheel)
     hand = parse_cards(cards)
@@ -179,7 +179,7 @@ def test_the_advisor_never_expects_less_than_the_lexicographic_floor() -> None:
 
     rng = random.Random(5)
     for ruleset_id in RULESETS:
-        ruleset = get_ruleset(ruleset_id)
+        ruleset = builtin_catalogue().get(ruleset_id)
         assert ruleset is not None
         for _ in range(20):
             cards = parse_cards(rng.sample(DECK_TEXT, 13))
@@ -264,7 +264,7 @@ def test_the_strong_field_holds_stronger_fronts_than_leftovers(ruleset: str) -> 
         strengths, probabilities = the_field.strengths["front"], the_field.probabilities["front"]
         return float(probabilities[strengths // CATEGORY_UNIT >= 1].sum())
 
-    weak = pair_or_better_in_front(all_rulesets()[ruleset].wheel)
+    weak = pair_or_better_in_front(builtin_catalogue().latest[ruleset].wheel)
     strong = pair_or_better_in_front(f"strong-{ruleset}")
     assert weak < 0.15 and strong > 0.25
 
@@ -280,9 +280,9 @@ def test_the_split_table_deals_every_back_middle_and_front_once() -> None:
 
 
 SEARCH_RULESETS = [
-    *(get_ruleset(r) for r in RULESETS),
-    builtin_catalogue().variant(get_ruleset("maubinh-2020"), {"scoop": {"basis": "chi"}}),  # type: ignore[arg-type]
-    builtin_catalogue().variant(get_ruleset("maubinh-bao"), {"bonuses": {"mode": "add"}}),  # type: ignore[arg-type]
+    *(builtin_catalogue().get(r) for r in RULESETS),
+    builtin_catalogue().variant(builtin_catalogue().get("maubinh-2020"), {"scoop": {"basis": "chi"}}),  # type: ignore[arg-type]
+    builtin_catalogue().variant(builtin_catalogue().get("maubinh-bao"), {"bonuses": {"mode": "add"}}),  # type: ignore[arg-type]
 ]
 WEAK_HAND = ["2D", "4H", "5C", "5H", "7S", "7C", "8D", "9S", "9D", "TC", "JC", "JD", "AS"]
 """Many splits worth about the same: its bounds leave most backs in play."""
@@ -340,7 +340,7 @@ def test_the_pruned_search_finds_the_best_split_holding_each_pattern(
     """The best split by expected units (then the lower split index) among the legal splits with the
     pattern's category on one of its chis, found by valuing every split."""
     monkeypatch.setattr(arrange_module, "FIRST_ROWS", first_rows)
-    ruleset = get_ruleset("maubinh-bao")
+    ruleset = builtin_catalogue().get("maubinh-bao")
     assert ruleset is not None
     subsets = evaluate_subsets(parse_cards(PATTERN_HANDS[hand].split()), ruleset.wheel)
     values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from service.cards import parse_card
 from service.documents import score_document
 from service.hands import hand_table
-from service.rulesets import all_rulesets
+from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
 from service.serialize import dumps
 
-RULESETS = sorted(all_rulesets())
+RULESETS = sorted(builtin_catalogue().latest)
 # Relabellings that keep colours as classes (colour patterns depend on them; ranks and hands never on suits).
 RELABELLINGS = [
     dict(zip("SCDH", p, strict=True)) for p in ("SCDH", "CSDH", "SCHD", "CSHD", "DHSC", "HDSC", "DHCS", "HDCS")
@@ -33,7 +33,7 @@ def _tidy(cards: list[str]) -> dict[str, list[str]]:
 @st.composite
 def rooms(draw: st.DrawFn) -> dict[str, Any]:
     ruleset_id = draw(st.sampled_from(RULESETS))
-    ruleset = all_rulesets()[ruleset_id]
+    ruleset = builtin_catalogue().latest[ruleset_id]
     n = draw(st.integers(2, 4))
     deck = draw(st.permutations(DECK_TEXT))
     players = []

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.rulesets import RulesetError, all_rulesets, build_ruleset, check_document, get_ruleset, with_defaults
+from service.rulesets import RulesetError, build_ruleset, check_document, with_defaults
 from service.rulesets.catalogue import builtin_catalogue
 
 FILES = Path(__file__).resolve().parents[2] / "service" / "rulesets" / "builtin"
@@ -22,17 +22,17 @@ def raw(ruleset_id: str, version: str = "2") -> dict[str, Any]:
 
 
 def test_each_builtin_has_version_1_and_2_and_a_bare_id_is_the_latest() -> None:
-    assert {r.id: r.version for r in all_rulesets().values()} == dict.fromkeys(IDS, "2")
+    assert {r.id: r.version for r in builtin_catalogue().latest.values()} == dict.fromkeys(IDS, "2")
     for ruleset_id in IDS:
         assert [r.version for r in builtin_catalogue().versions(ruleset_id)] == ["1", "2"]
-        assert get_ruleset(f"{ruleset_id}@1") is not get_ruleset(ruleset_id)
-        assert get_ruleset(f"{ruleset_id}@2") is get_ruleset(ruleset_id)
-    assert get_ruleset("maubinh-2020@3") is None
+        assert builtin_catalogue().get(f"{ruleset_id}@1") is not builtin_catalogue().get(ruleset_id)
+        assert builtin_catalogue().get(f"{ruleset_id}@2") is builtin_catalogue().get(ruleset_id)
+    assert builtin_catalogue().get("maubinh-2020@3") is None
 
 
 def test_version_1_is_the_document_served_before_house_rules_byte_for_byte() -> None:
     """A version once served never changes: @1's digest is the one every earlier result carried."""
-    assert get_ruleset("maubinh-2020@1").digest == (  # type: ignore[union-attr]
+    assert builtin_catalogue().get("maubinh-2020@1").digest == (  # type: ignore[union-attr]
         "sha256:8bd9b2807170ced54e4e4badda713d079f590838299742965ca5ad4ac14d3a6d"
     )
     assert "basis" not in raw("maubinh-2020", "1")["scoop"]
@@ -54,13 +54,13 @@ def test_version_2_is_version_1_plus_the_knobs_at_their_defaults(ruleset_id: str
 def test_digest_is_sha256_of_the_canonical_json(ruleset_id: str, version: str) -> None:
     canonical = json.dumps(raw(ruleset_id, version), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     expected = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-    assert get_ruleset(f"{ruleset_id}@{version}").digest == expected  # type: ignore[union-attr]
+    assert builtin_catalogue().get(f"{ruleset_id}@{version}").digest == expected  # type: ignore[union-attr]
 
 
 def test_the_digest_changes_with_any_number() -> None:
     changed = raw("maubinh-2020")
     changed["bonuses"]["front"]["three_of_a_kind"] = 4
-    assert build_ruleset(changed).digest != all_rulesets()["maubinh-2020"].digest
+    assert build_ruleset(changed).digest != builtin_catalogue().latest["maubinh-2020"].digest
 
 
 @pytest.mark.parametrize(
@@ -171,7 +171,7 @@ def test_no_code_names_a_ruleset() -> None:
     source = Path(__file__).resolve().parents[2] / "service"
     for path in source.rglob("*.py"):
         strings = _code_strings(ast.parse(path.read_text("utf-8")))
-        for ruleset_id in all_rulesets():
+        for ruleset_id in builtin_catalogue().latest:
             assert not [s for s in strings if ruleset_id in s], f"{path.relative_to(source.parent)} names {ruleset_id}"
 
 
