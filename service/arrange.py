@@ -421,7 +421,7 @@ def split_cards(subsets: Subsets, split: int) -> dict[Position, tuple[Card, ...]
 def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str, Suggestion | None]:
     """For each arrangement pattern (maubinh-bao's BÁO on a chi), the best legal split holding it.
 
-    The masks read the same definition as patterns.arrangement_patterns (ON_CHI); tests/test_arrange.py
+    The masks read the same definition as patterns.arrangement_patterns (ON_CHI); tests/unit/test_arrange.py
     checks the two against each other by brute force. A chi of a category needs a back of at least that
     category, so only those backs' rows are valued."""
     subsets = values.subsets

@@ -15,7 +15,7 @@ service.cards.CardError: '1S': unknown rank '1' (use 2-9, T or 10, J, Q, K, A)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from service.texts import Text
 
@@ -49,10 +49,6 @@ class Card(int):
     @property
     def suit(self) -> int:
         return self & 3
-
-    @property
-    def is_red(self) -> bool:
-        return (self & 3) in RED_SUITS
 
     def __str__(self) -> str:
         return RANKS[self >> 2] + SUITS[self & 3]
@@ -100,10 +96,6 @@ def parse_card(text: object) -> Card:
     if suit is None:
         raise CardError(Text("card.unknown_suit", text=text, suit=text[-1]))
     return DECK[rank * 4 + suit]
-
-
-def parse_cards(texts: Iterable[object]) -> tuple[Card, ...]:
-    return tuple(parse_card(t) for t in texts)
 
 
 def format_cards(cards: Sequence[int]) -> list[str]:

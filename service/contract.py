@@ -37,28 +37,6 @@ class Fault:
     code: str = "invalid"
 
 
-SEMANTIC_FAULTS = frozenset(
-    {
-        "duplicate_card",
-        "duplicate_player_id",
-        "missing_hand",
-        "both_forms",
-        "no_cards",
-        "declare_not_allowed",
-        "false_declaration",
-        "player_count",
-        "unknown_ruleset",
-        "invalid_ruleset",
-        "ruleset_digest_mismatch",
-        "amount_out_of_range",
-        "claim_unknown_player",
-        "claim_missing_player",
-        "claim_not_zero_sum",
-    }
-)
-"""Faults JSON Schema cannot express: a request valid by openapi.yaml can still have them."""
-
-
 class RoomRejected(ValueError):
     """The request breaks the contract or the rules (HTTP 422)."""
 

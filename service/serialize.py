@@ -2,8 +2,7 @@
 
 The command line and the HTTP API both print through here, so they agree byte
 for byte. Plain dict building keeps it fast (it is on the hot path of every
-score); the marshmallow response schemas in :mod:`service.schemas` describe the
-same shapes and the tests check the two against each other and openapi.yaml.
+score); schemathesis checks every answer against openapi.yaml (tests/api/test_schemathesis.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from importlib import resources
 from markdown_it import MarkdownIt
 
 SECTION = re.compile(r"^(\d+(?:\.\d+)?)\.?\s")
-CITATION = re.compile(r"docs/rules\.md §(\d+(?:\.\d+)?)")
 
 
 def section_id(number: str) -> str:

@@ -2,6 +2,7 @@
 every instant-win pattern the scoring pipeline would detect."""
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from service.arrange import (
     split_cards,
     splits,
 )
-from service.cards import Card, parse_card, parse_cards
+from service.cards import Card, parse_card
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
 from service.hands import CATEGORY_UNIT, POSITIONS, hand_table
@@ -34,6 +35,11 @@ from service.patterns import ON_CHI
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
+
+
+def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:
+    return tuple(parse_card(text) for text in texts)
+
 
 RULESETS = sorted(builtin_catalogue().latest)
 E1_P = ["AS", "AD", "7C", "7D", "2H", "KS", "KH", "9H", "5D", "3S", "QH", "JD", "4C"]

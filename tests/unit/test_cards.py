@@ -54,5 +54,4 @@ def test_the_deck_has_52_distinct_cards_that_print_back_to_themselves() -> None:
 
 def test_card_properties() -> None:
     card = parse_card("QH")
-    assert (card.rank, card.suit, card.is_red) == (10, 3, True)
-    assert not parse_card("QC").is_red
+    assert (card.rank, card.suit) == (10, 3)  # queen = rank 10 from 2 = 0; hearts = suit 3 of S C D H

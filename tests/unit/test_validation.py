@@ -1,4 +1,4 @@
-"""Every 422 kind of API.md, each naming the field by JSON pointer; every fault, not the first."""
+"""Every 422 kind of openapi.yaml, each naming the field by JSON pointer; every fault, not the first."""
 
 from typing import Any
 
