@@ -111,12 +111,16 @@ def test_body_limit_is_configurable() -> None:
 def test_a_crash_is_a_generic_500_that_leaks_nothing(app, client: FlaskClient, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import service.api.views
 
-    def explode(raw: object, catalogue: object) -> dict[str, object]:
+    raised: list[str] = []
+
+    def explode(raw: object, catalogue: object, language: object) -> dict[str, object]:
+        raised.append("secret internals")  # called as the view calls score_document
         raise RuntimeError("secret internals")
 
     monkeypatch.setattr(service.api.views, "score_document", explode)
     crashing = create_app({"log_requests": False}).test_client()
     response = crashing.post("/v1/score", json=E1, headers={"X-Request-ID": "trace-42"})
+    assert raised == ["secret internals"]
     assert response.status_code == 500 and response.content_type == PROBLEM
     assert "secret" not in response.get_data(as_text=True)
     assert response.json["request_id"] == "trace-42" and "trace-42" in response.json["detail"]

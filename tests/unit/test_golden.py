@@ -61,10 +61,13 @@ def check(case: dict[str, Any], request: dict[str, Any]) -> None:
     assert Counter(map(_line_key, result["ledger"])) == Counter(map(_line_key, expect["ledger"]))
 
 
-def test_every_golden_case_is_here() -> None:
-    assert len(CASES) == 64
-    assert len(HOUSE) == 81
-    assert sum(1 for c in HOUSE if "error" in c["expect"]) == 33
+def test_each_golden_file_holds_scored_and_refused_cases_named_once() -> None:
+    """A truncated or mangled copy of a golden file fails here rather than passing on fewer cases."""
+    for cases in (CASES, HOUSE):
+        names = [case["name"] for case in cases]
+        assert len(names) == len(set(names))
+        assert all(set(case) >= {"request", "expect"} for case in cases)
+        assert {"error" in case["expect"] for case in cases} == {True, False}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

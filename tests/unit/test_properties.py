@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from service.cards import parse_card
 from service.documents import score_document
-from service.hands import hand_table
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
 from service.serialize import dumps
@@ -139,7 +138,3 @@ def test_every_accepted_notation_gives_the_same_bytes(request: dict[str, Any], n
 @given(rooms())
 def test_determinism(request: dict[str, Any]) -> None:
     assert dumps(score_document(copy.deepcopy(request))) == dumps(score_document(copy.deepcopy(request)))
-
-
-def test_hand_tables_are_built_once() -> None:
-    assert hand_table("second") is hand_table("second")

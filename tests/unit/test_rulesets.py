@@ -2,7 +2,6 @@
 
 import ast
 import copy
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -49,12 +48,21 @@ def test_version_2_is_version_1_plus_the_knobs_at_their_defaults(ruleset_id: str
     assert two == with_defaults(two), "version 2 states every knob"
 
 
-@pytest.mark.parametrize("ruleset_id", IDS)
-@pytest.mark.parametrize("version", ["1", "2"])
-def test_digest_is_sha256_of_the_canonical_json(ruleset_id: str, version: str) -> None:
-    canonical = json.dumps(raw(ruleset_id, version), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    expected = "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
-    assert builtin_catalogue().get(f"{ruleset_id}@{version}").digest == expected  # type: ignore[union-attr]
+DIGESTS = {
+    "maubinh-2020@1": "8bd9b2807170ced54e4e4badda713d079f590838299742965ca5ad4ac14d3a6d",
+    "maubinh-2020@2": "5c12226c416fa167fd30537298b4f7a457491129eb120fff9294deb89b735575",
+    "maubinh-bao@1": "5a43321ac8d96543748ef643b32dd65451201a80aada80a3cfc92a4104ecd4dd",
+    "maubinh-bao@2": "b1ade1403b863170f634953612e794a45ac59f1192b92aefdb5698f82c2e5e10",
+    "maubinh-chi-at@1": "7766fe97d9de6363504cfb0e0456a79296ebe161e1789c64e32a58a7ff48cf1f",
+    "maubinh-chi-at@2": "426ca53f5c21b8b4d989beea0cc75b29c6c7ed5b72db1c728067b0f851544957",
+}
+"""Each worked out apart from the code: ``jq -cSj . service/rulesets/builtin/<id>/<version>.json | sha256sum``
+(keys sorted, no white space, UTF-8), which is what docs/rules.md §11.2 says a digest is."""
+
+
+@pytest.mark.parametrize("reference", list(DIGESTS))
+def test_each_version_has_its_pinned_digest(reference: str) -> None:
+    assert builtin_catalogue().get(reference).digest == "sha256:" + DIGESTS[reference]  # type: ignore[union-attr]
 
 
 def test_the_digest_changes_with_any_number() -> None:

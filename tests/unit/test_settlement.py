@@ -3,7 +3,7 @@
 from collections import Counter
 
 import pytest
-from helpers import deal, lines, non_fouling, room, scored, seat, units, with_aces
+from helpers import deal, lines, room, scored, seat, units, with_aces
 
 # Three players with no instant win; A and B both beat C at every position (hand-checked):
 A = "9S 9H 9D 9C 2H | AS AC 3H 4H 6S | TS TC 8S"  # quads | pair A | pair T
@@ -51,28 +51,30 @@ def test_a_tie_on_one_chi_is_no_scoop() -> None:
 SAP_LANG = {(2, 1): 2, (3, 1): 2, (3, 2): 3, (4, 1): 2, (4, 2): 2, (4, 3): 4}  # docs/rules.md §9.2, by hand
 
 
+ARRANGED = [
+    "KC KD 4S 6H 8C | QC QD 3S 5H 7C | JC JD 2S",  # pair K | pair Q | pair J
+    "KS 7S 5C 3C 2C | QS 8D 6C 4C 2D | JS 7D 3D",  # K high | Q high | J high
+    "AH TH 9D 6D 4D | AD 9C 8H 5S 3H | AS 7H 2H",  # A high | A high | A high
+]
+"""Legal, and no hand worth a bonus in maubinh-chi-at: each chi won over a fouled player is 1 unit."""
+
+
 @pytest.mark.parametrize(("n", "fouled"), [(2, 1), (3, 1), (3, 2), (4, 1), (4, 2), (4, 3)])
 def test_sap_lang_table_by_room_size_and_scoopers(n: int, fouled: int) -> None:
-    """Timed-out players foul in maubinh-chi-at and fouls scoop: each is scooped by every arranged player."""
-    seats = deal(11 * n + fouled, [None] * n)
-    players = []
-    for k, cards in enumerate(seats):
-        if k < n - fouled:
-            players.append(seat(f"p{k}", non_fouling(cards)))
-        else:
-            players.append(seat(f"p{k}", " ".join(cards), status="timed_out"))
-    result = scored(room("maubinh-chi-at", *players))
+    """Timed-out players foul in maubinh-chi-at and fouls scoop: each of the k = n − fouled arranged
+    players wins all three chi of a fouled one, 1 unit each (no bonus hands), so the scoop pays
+    3 × (m − 1) with m from the table by room size and k."""
     k = n - fouled
+    fixed = [hands.replace("|", "").split() for hands in ARRANGED[:k]]
+    seats = deal(11 * n + fouled, [*fixed, *([None] * fouled)])
+    players = [seat(f"p{i}", ARRANGED[i]) for i in range(k)]
+    players += [seat(f"p{i}", " ".join(seats[i]), status="timed_out") for i in range(k, n)]
+    result = scored(room("maubinh-chi-at", *players))
     m = SAP_LANG[(n, k)]
-    paid = Counter()
-    for line in result["ledger"]:
-        if line["step"] in ("chi", "bonus"):
-            paid[(line["payer"], line["payee"])] += line["units"]
-    scoops = lines(result, "scoop")
-    assert len(scoops) == fouled * k
-    for _, payer, payee, scoop_units, _ in scoops:
-        assert int(payer[1:]) >= n - fouled > int(payee[1:])
-        assert scoop_units == paid[(payer, payee)] * (m - 1)
+    scoops = [line for line in lines(result, "scoop") if int(line[1][1:]) >= k]
+    assert sorted((payer, payee, units) for _, payer, payee, units, _ in scoops) == sorted(
+        (f"p{f}", f"p{a}", 3 * (m - 1)) for f in range(k, n) for a in range(k)
+    )
 
 
 def test_fouled_players_pass_nothing_between_them() -> None:
