@@ -8,31 +8,23 @@ from typing import Any
 from service.contract import Fault, RoomRejected, escape
 from service.hands import POSITIONS
 from service.rulesets import Path
-from service.texts import Text
+from service.texts import Text, catalogue
 from service.validation.fields import SELF
 
-_MARSHMALLOW_TEXTS = {
-    "Unknown field.": ("fault.unknown_field", "unknown_field"),
-    "Missing data for required field.": ("fault.required", "required"),
-    "Field may not be null.": ("fault.null", "invalid"),
-    "Not a valid string.": ("fault.not_string", "invalid"),
-    "Not a valid utf-8 string.": ("fault.not_utf8", "invalid"),
-    "Not a valid list.": ("fault.not_list", "invalid"),
-    "Not a valid mapping type.": ("fault.not_mapping", "invalid"),
-    "Invalid input type.": ("fault.not_object", "invalid"),
+CODES = {
+    "fault.unknown_field": "unknown_field",
+    "fault.required": "required",
+    "fault.claim_amount_out_of_range": "amount_out_of_range",
 }
-"""marshmallow's own messages (its fields' defaults) → the text that says them, and the fault code."""
-
-
-TEXT_CODES = {"fault.claim_amount_out_of_range": "amount_out_of_range"}
-"""Validator refusals with a code of their own (any other is ``invalid``)."""
+"""Refusals with a code of their own (any other is ``invalid``)."""
 
 
 def _fault(pointer: str, message: str) -> Fault:
-    if isinstance(message, Text):
-        return Fault(pointer, message, TEXT_CODES.get(message.key, "invalid"))
-    key, code = _MARSHMALLOW_TEXTS.get(message, ("fault.other", "invalid"))
-    return Fault(pointer, Text(key, message=message), code)
+    """A refusal as a fault: a Text (our validators), a text key (marshmallow's, by the error_messages
+    of fields.py and schemas.py), or anything else marshmallow says, quoted."""
+    if not isinstance(message, Text):
+        message = Text(message) if message in catalogue("en") else Text("fault.other", message=message)
+    return Fault(pointer, message, CODES.get(message.key, "invalid"))
 
 
 def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:

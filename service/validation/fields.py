@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, cast
 
-from marshmallow import ValidationError, fields
+from marshmallow import ValidationError, fields, types
 
 from service.cards import SPELLINGS, Card, CardError, parse_card
 from service.contract import MAX_EXACT_AMOUNT
@@ -25,26 +25,25 @@ STATUSES = ("arranged", "timed_out", "left")
 SELF = ""  # error key for the node itself, as opposed to one of its items
 
 
-class DirectValidation:
-    """Runs a field's validators one by one. ``Field._validate`` builds an ``And`` of them on every
-    call, validators or not: two dozen objects a room for nothing."""
-
-    validators: list[Any]
-
-    def _validate(self, value: Any) -> None:
-        errors: list[Any] = []
-        for validator in self.validators:
-            try:
-                if validator(value) is False:
-                    raise ValidationError(Text("fault.invalid_value"))
-            except ValidationError as error:
-                errors.extend(error.messages if isinstance(error.messages, list) else [error.messages])
-        if errors:
-            raise ValidationError(errors)
+FIELD_MESSAGES: types.ErrorMessages = {"required": "fault.required", "null": "fault.null"}
+"""marshmallow's messages by their stable keys (``error_messages``), each set to the key of the text
+that says it (service/texts): faults.py renders the key, in any language, never reading English."""
 
 
-class String(DirectValidation, fields.String):
-    pass
+class String(fields.String):
+    default_error_messages: types.ErrorMessages = {
+        **FIELD_MESSAGES,
+        "invalid": "fault.not_string",
+        "invalid_utf8": "fault.not_utf8",
+    }
+
+
+class List(fields.List[Any]):
+    default_error_messages: types.ErrorMessages = {**FIELD_MESSAGES, "invalid": "fault.not_list"}
+
+
+class Nested(fields.Nested):
+    default_error_messages: types.ErrorMessages = {**FIELD_MESSAGES, "type": "fault.not_object"}
 
 
 # Validators whose refusal is a Text: marshmallow's own format their messages into plain English.
@@ -95,8 +94,10 @@ class MaxLength:
             raise ValidationError(Text("fault.too_long", most=self.most))
 
 
-class JsonInteger(DirectValidation, fields.Field[int]):
+class JsonInteger(fields.Field[int]):
     """An integer as JSON Schema means it: ``1000`` and ``1000.0``, never ``"1000"``, ``1.5`` or ``true``."""
+
+    default_error_messages: types.ErrorMessages = FIELD_MESSAGES
 
     def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -108,8 +109,10 @@ class JsonInteger(DirectValidation, fields.Field[int]):
         return value
 
 
-class JsonBoolean(DirectValidation, fields.Field[bool]):
+class JsonBoolean(fields.Field[bool]):
     """``true`` or ``false`` only (marshmallow's Boolean would take ``"yes"`` and ``1``)."""
+
+    default_error_messages: types.ErrorMessages = FIELD_MESSAGES
 
     def _deserialize(self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any) -> bool:
         if not isinstance(value, bool):
@@ -117,8 +120,10 @@ class JsonBoolean(DirectValidation, fields.Field[bool]):
         return value
 
 
-class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
+class CardList(fields.Field[tuple[Card, ...]]):
     """An array of exactly ``size`` card texts; reports its size and each bad card."""
+
+    default_error_messages: types.ErrorMessages = FIELD_MESSAGES
 
     def __init__(self, size: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -155,10 +160,14 @@ class CardList(DirectValidation, fields.Field[tuple[Card, ...]]):
 class RulesetReference(fields.Raw):
     """An id, a pinned id or ``{"base", "patch"}``: resolved (and every fault named) by the catalogue."""
 
+    default_error_messages: types.ErrorMessages = FIELD_MESSAGES
+
 
 class Amounts(fields.Field[dict[str, int]]):
     """Each player's claimed amount, by id; a fault at ``/claimed/amounts/<id>`` itself (marshmallow's
     ``Dict`` would key it one level deeper, under ``value``)."""
+
+    default_error_messages: types.ErrorMessages = FIELD_MESSAGES
 
     amount = JsonInteger(validate=ExactAmount())
 
@@ -166,7 +175,7 @@ class Amounts(fields.Field[dict[str, int]]):
         self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
     ) -> dict[str, int]:
         if not isinstance(value, dict):
-            raise ValidationError(Text("fault.not_mapping", message=fields.Dict.default_error_messages["invalid"]))
+            raise ValidationError(Text("fault.not_mapping"))
         amounts: dict[str, int] = {}
         errors: dict[str, Any] = {}
         for who, amount in value.items():

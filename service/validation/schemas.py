@@ -20,28 +20,33 @@ from service.validation.fields import (
     InRange,
     JsonBoolean,
     JsonInteger,
+    List,
     Matches,
     MaxLength,
+    Nested,
     OneOf,
     RulesetReference,
     String,
 )
 
 
-class RulesetBody(Schema):
-    """The fields every POST body shares: the ruleset it is played under, optionally pinned by digest."""
+class Body(Schema):
+    """Any object of a request body: unknown members refused, its messages the keys of their texts."""
 
     class Meta:
         unknown = RAISE
+
+    error_messages = {"unknown": "fault.unknown_field", "type": "fault.not_object"}
+
+
+class RulesetBody(Body):
+    """The fields every POST body shares: the ruleset it is played under, optionally pinned by digest."""
 
     ruleset = RulesetReference(required=True)
     ruleset_digest = String(validate=Matches(DIGEST, "fault.digest_pattern"))
 
 
-class PlayerSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class PlayerSchema(Body):
     id = String(required=True, validate=Matches(PLAYER_ID, "fault.player_id_pattern"))
     status = String(load_default="arranged", validate=OneOf(STATUSES))
     declare = JsonBoolean()
@@ -60,6 +65,8 @@ class Players(fields.Field[list[dict[str, Any]]]):
     faults without a Schema load per player, which was half a player's cost (~10 µs each: hooks,
     partial loading, a closure per field). ``PlayerSchema`` has no hooks, ``data_key`` or
     ``validates`` methods that this would skip; tests/unit/test_validation.py holds the two equal."""
+
+    default_error_messages = List.default_error_messages
 
     def _deserialize(
         self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
@@ -104,7 +111,7 @@ def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
 class RoomSchema(RulesetBody):
     stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
     round_id = String(validate=MaxLength(128))
-    players = Players(required=True, error_messages={"invalid": fields.List.default_error_messages["invalid"]})
+    players = Players(required=True)
 
 
 class ArrangementSchema(RulesetBody):
@@ -119,33 +126,24 @@ class ArrangeRequestSchema(RulesetBody):
     opponents = String(load_default="strong", validate=OneOf(OPPONENTS))
 
 
-class BatchSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
-    rooms = fields.List(fields.Raw(allow_none=True), required=True)  # each room is checked on its own
+class BatchSchema(Body):
+    rooms = List(fields.Raw(allow_none=True), required=True)  # each room is checked on its own
 
 
-class ClaimedLineSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ClaimedLineSchema(Body):
     payer = String(required=True)
     payee = String(required=True)
     amount = JsonInteger(required=True, validate=[InRange(1), ExactAmount()])
     step = String(validate=OneOf(STEPS))
 
 
-class ClaimSchema(Schema):
-    class Meta:
-        unknown = RAISE
-
+class ClaimSchema(Body):
     amounts = Amounts(required=True)
-    ledger = fields.List(fields.Nested(ClaimedLineSchema))  # at most 1,000 lines: BOUNDS
+    ledger = List(Nested(ClaimedLineSchema))  # at most 1,000 lines: BOUNDS
 
 
 class VerifySchema(RoomSchema):
-    claimed = fields.Nested(ClaimSchema, required=True)
+    claimed = Nested(ClaimSchema, required=True)
 
 
 BATCH_SCHEMA = BatchSchema()
