@@ -454,7 +454,7 @@ def _pattern_holders(values: _SplitValues, patterns: frozenset[str]) -> dict[str
 
 
 def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> dict[str, Any]:
-    described = {p: table.describe(hands[p]) for p in POSITIONS}
+    described = table.describe_all(hands)
     return {
         "arrangement": {p: [CARD_TEXT[c] for c in described[p].cards] for p in POSITIONS},
         "hands": hands_json(described, ruleset),
@@ -626,5 +626,5 @@ def arrange_json(
 def arrangement_patterns_of(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> list[str]:
     if not ruleset.arrangement_patterns:
         return []
-    described = {p: table.describe(hands[p]) for p in POSITIONS}
+    described = table.describe_all(hands)
     return [p for p in arrangement_patterns(described) if p in ruleset.arrangement_patterns]

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from service import jsonl, spreadsheet
 from service.contract import OPPONENTS
+from service.cores import available_cores
 from service.documents import OPERATIONS, answer
 from service.rulesets.catalogue import (
     RULESETS_DIR_ENV,
@@ -34,7 +35,7 @@ from service.rulesets.catalogue import (
     catalogue_for,
     load_operator_file,
 )
-from service.serialize import dumps, problem_json, ruleset_json
+from service.serialize import dumps, problem_json, ruleset_json, rulesets_json
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
 
 EXIT_REJECTED = 1
@@ -121,7 +122,7 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
 
 def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int:
     if not words:
-        _write({"rulesets": [catalogue.listing(r) for r in catalogue.latest.values()]})
+        _write(rulesets_json(catalogue))
         return 0
     if words[0] == "check":
         return _check_files(words[1:])
@@ -172,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--jobs",
             type=int,
-            default=jsonl.cores(),
+            default=available_cores(),
             help="with --jsonl: worker processes (default: the cores available); answers stay in input order",
         )
         sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")

@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from service.contract import MAX_EXACT_AMOUNT, Fault, Room, RoomRejected
-from service.hands import POSITIONS
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
@@ -76,7 +75,7 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: La
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
     ruleset, arrangement = load_arrangement(raw, catalogue)
     table = ruleset.hands
-    hands = {p: table.describe(arrangement[p]) for p in POSITIONS}
+    hands = table.describe_all(arrangement)
     reason = arrangement_foul(hands)
     cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
     found = qualifying_patterns(cards, hands, reason is not None, ruleset)

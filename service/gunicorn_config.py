@@ -12,21 +12,16 @@ import os
 import shutil
 from typing import Any
 
+from service.cores import available_cores
+
 
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name)
     return int(raw) if raw else default
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 bind = f"{os.environ.get('MAUBINH_HOST', '127.0.0.1')}:{_int('MAUBINH_PORT', 8000)}"
-workers = _int("MAUBINH_WORKERS", _cores())
+workers = _int("MAUBINH_WORKERS", available_cores())
 worker_class = "gevent"
 worker_connections = _int("MAUBINH_WORKER_CONNECTIONS", 1000)
 timeout = _int("MAUBINH_TIMEOUT", 30)

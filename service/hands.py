@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
@@ -302,6 +302,10 @@ class HandTable:
         if info is None:
             info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
         return HandValue(strength, info, self.display_order(cards, info.category, strength))
+
+    def describe_all(self, arrangement: Mapping[Position, Sequence[Card]]) -> dict[Position, HandValue]:
+        """Each chi of an arrangement, described."""
+        return {p: self.describe(arrangement[p]) for p in POSITIONS}
 
     def display_order(self, cards: Sequence[Card], category: Category, strength: int) -> tuple[Card, ...]:
         """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top."""

@@ -109,14 +109,6 @@ def _chunks(lines: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
         yield chunk
 
 
-def cores() -> int:
-    """The cores this process may run on (a container's CPU set, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def run(
     name: str,
     source: Iterable[bytes],

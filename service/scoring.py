@@ -117,7 +117,7 @@ def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> 
     table = ruleset.hands
     hands: dict[Position, HandValue] | None = None
     if entry.arrangement is not None:
-        hands = {p: table.describe(entry.arrangement[p]) for p in POSITIONS}
+        hands = table.describe_all(entry.arrangement)
     reason = None
     if entry.status == "left":
         reason = "left"

@@ -17,7 +17,8 @@ from service.cards import CARD_TEXT, format_cards
 from service.contract import Fault
 from service.hands import POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
-from service.rulesets import Ruleset
+from service.rulesets import Ruleset, RulesetRef
+from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
 from service.texts import Language, Text, in_language, ledger_templates, localize
 
@@ -173,13 +174,16 @@ def rejected_json(faults: list[Fault]) -> dict[str, Any]:
     return problem_json(422, Text("problem.unprocessable_title"), detail, faults[:MAX_FAULTS_LISTED])
 
 
+def _ref_json(ref: RulesetRef) -> dict[str, Any]:
+    return {"id": ref.id, "version": ref.version, "digest": ref.digest}
+
+
 def ruleset_block(ruleset: Ruleset) -> dict[str, Any]:
     """The rules a result was reached under, as every answer names them: id, version, digest and, for
     a variant, its base and every value it changed."""
-    out: dict[str, Any] = {"id": ruleset.id, "version": ruleset.version, "digest": ruleset.digest}
+    out = _ref_json(ruleset.ref)
     if ruleset.base is not None:
-        base = ruleset.base
-        out["base"] = {"id": base.id, "version": base.version, "digest": base.digest}
+        out["base"] = _ref_json(ruleset.base)
         out["changes"] = [{"field": c.field, "base": c.base, "value": c.value} for c in ruleset.changes]
     return out
 
@@ -189,5 +193,18 @@ def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
     variant, the ruleset it patched."""
     out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
     if ruleset.base is not None:
-        out["base"] = ruleset_block(ruleset)["base"]
+        out["base"] = _ref_json(ruleset.base)
     return out
+
+
+def rulesets_json(catalogue: Catalogue) -> dict[str, Any]:
+    """``GET /v1/rulesets``: each ruleset's latest version, every version it has, and its base."""
+    listed = []
+    for ruleset in catalogue.latest.values():
+        line: dict[str, Any] = {"id": ruleset.id, "title": ruleset.title, "version": ruleset.version}
+        line["digest"] = ruleset.digest
+        line["versions"] = [r.version for r in catalogue.versions(ruleset.id)]
+        if ruleset.base is not None:
+            line["base"] = _ref_json(ruleset.base)
+        listed.append(line)
+    return {"rulesets": listed}

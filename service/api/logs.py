@@ -40,6 +40,17 @@ def logger(level: str) -> logging.Logger:
     return log
 
 
+def route() -> str:
+    """The request's URL rule (not its path, which a caller can vary without end)."""
+    return request.url_rule.rule if request.url_rule else "unmatched"
+
+
+def elapsed() -> float:
+    """Seconds since the request began (``identify`` notes the start)."""
+    started: float = g.get("started", time.perf_counter())
+    return time.perf_counter() - started
+
+
 def request_id(offered: str | None) -> str:
     """The caller's X-Request-ID when it is a sane token, else a fresh one."""
     if offered and REQUEST_ID.fullmatch(offered):
@@ -64,10 +75,10 @@ def register(app: Flask, level: str, log_requests: bool) -> None:
             fields = {
                 "request_id": g.get("request_id"),
                 "method": request.method,
-                "route": request.url_rule.rule if request.url_rule else "unmatched",
+                "route": route(),
                 "path": request.path[:256],
                 "status": response.status_code,
-                "duration_ms": round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 3),
+                "duration_ms": round(elapsed() * 1000, 3),
                 "bytes": response.calculate_content_length(),
             }
             log.info("request", extra={"fields": fields})

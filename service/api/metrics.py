@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import os
 import platform
-import time
 from collections.abc import Iterable
 from importlib import metadata
 from typing import Any, NamedTuple
@@ -26,6 +25,7 @@ from prometheus_client import (
     multiprocess,
 )
 
+from service.api import logs
 from service.rulesets.catalogue import CUSTOM_SUFFIX
 
 REQUESTS = Counter("maubinh_http_requests_total", "HTTP requests answered", ["route", "method", "status"])
@@ -74,11 +74,10 @@ def register(app: Flask) -> None:
 
     @app.after_request
     def observe(response: Response) -> Response:
-        elapsed = time.perf_counter() - g.get("started", time.perf_counter())
-        route = request.url_rule.rule if request.url_rule else "unmatched"
+        seconds, route = logs.elapsed(), logs.route()
         status = str(response.status_code)
         REQUESTS.labels(route, request.method, status).inc()
-        LATENCY.labels(route, request.method, status).observe(elapsed)
+        LATENCY.labels(route, request.method, status).observe(seconds)
         outcome = g.get("outcome")
         batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:

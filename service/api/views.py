@@ -22,7 +22,7 @@ from service.documents import (
     verify_document,
 )
 from service.rulesets.catalogue import Catalogue
-from service.serialize import dumps, dumps_results, ruleset_json
+from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
 from service.strict_json import loads, most_values
 from service.texts import LANGUAGES, catalogue
 
@@ -139,8 +139,7 @@ def arrange() -> Response:
 
 @api.get("/v1/rulesets", provide_automatic_options=False)
 def rulesets() -> Response:
-    catalogue = _catalogue()
-    return _ok({"rulesets": [catalogue.listing(r) for r in catalogue.latest.values()]})
+    return _ok(rulesets_json(_catalogue()))
 
 
 PINNED_CACHE = "public, max-age=31536000, immutable"

@@ -132,13 +132,6 @@ class Catalogue:
             return self.latest.get(ruleset_id)
         return self._versions.get(ruleset_id, {}).get(version)
 
-    def listing(self, ruleset: Ruleset) -> dict[str, Any]:
-        """One line of ``GET /v1/rulesets``: the latest version's summary, every version, and the base."""
-        line: dict[str, Any] = {**ruleset.summary(), "versions": [r.version for r in self.versions(ruleset.id)]}
-        if ruleset.base is not None:
-            line["base"] = {"id": ruleset.base.id, "version": ruleset.base.version, "digest": ruleset.base.digest}
-        return line
-
     def unknown(self, reference: str) -> Text:
         ruleset_id, at, version = reference.partition("@")
         if at and ruleset_id in self._versions:

@@ -129,6 +129,3 @@ class Ruleset:
             self.scoop_table[(room_size, scoopers)],
             f"scoop.table[room_size={room_size}].by_scoopers[{scoopers}]",
         )
-
-    def summary(self) -> dict[str, str]:
-        return {"id": self.id, "title": self.title, "version": self.version, "digest": self.digest}
