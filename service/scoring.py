@@ -19,7 +19,7 @@ from service.contract import Fault, PlayerEntry, Room, RoomRejected, Status
 from service.hands import HAND_NAMES, POSITIONS, HandValue, Position
 from service.patterns import PATTERN_NAMES, CardStats, Split, arrangement_patterns, card_patterns, card_stats
 from service.rulesets import Ruleset
-from service.texts import Message, Named, Text, catalogue
+from service.texts import KeyedName, Message, Named, Text
 
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
 STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
@@ -95,7 +95,7 @@ def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
 
 
 FOUL_REASONS: dict[str, Named] = {
-    code: Named(code, catalogue("vi")[key])
+    code: KeyedName(code, key)
     for code, key in {
         "left": "foul_reason.left",
         "timed_out": "foul_reason.timed_out",
@@ -103,7 +103,7 @@ FOUL_REASONS: dict[str, Named] = {
         "middle_beats_back": "foul_reason.middle_beats_back",
     }.items()
 }
-"""Each ``foul_reason`` code (a machine field, and its English) and its Vietnamese."""
+"""Each ``foul_reason`` code (a machine field, and its English) and the key of its Vietnamese."""
 PATTERNS_NAMED: dict[str, Named] = {pattern: Named(pattern, names[1]) for pattern, names in PATTERN_NAMES.items()}
 
 

@@ -40,6 +40,25 @@ class Named(str):
         return (Named, (self.en, self.vi))
 
 
+class KeyedName(Named):
+    """A value named by a catalogue key in Vietnamese (a foul reason): the pipeline carries the key,
+    and the catalogue is read only when a text is rendered in Vietnamese, at the edge."""
+
+    key: str
+
+    def __new__(cls, en: str, key: str) -> KeyedName:
+        made = str.__new__(cls, en)
+        made.key = key
+        return made
+
+    @property
+    def vi(self) -> str:  # type: ignore[override]  # read at the edge, never written
+        return catalogue("vi")[self.key]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (KeyedName, (self.en, self.key))
+
+
 Message = tuple[str, dict[str, Any]]
 """A ledger line's explanation before it is words: a key and its fields (ids, numbers, Named). A
 plain tuple, because the settlement builds one per line; the serializer renders it with
