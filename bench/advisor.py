@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from service.arrange import advise, evaluate_subsets, legal_splits, lexicographic, split_cards
+from service.advisor.advise import advise
+from service.advisor.splits import evaluate_subsets, legal_splits, lexicographic, split_cards
 from service.cards import CARD_TEXT, DECK, Card
 from service.contract import Opponents
 from service.hands import POSITIONS

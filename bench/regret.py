@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from service.arrange import advise, evaluate_subsets, lexicographic, split_cards
+from service.advisor.advise import advise
+from service.advisor.splits import evaluate_subsets, lexicographic, split_cards
 from service.cards import DECK, Card
 from service.contract import PlayerEntry, Room
 from service.hands import POSITIONS, Position

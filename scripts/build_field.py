@@ -33,17 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from service.arrange import (
-    COMBOS3,
-    COMBOS5,
-    Field,
-    Ints,
-    evaluate_subsets,
-    expected_units,
-    field,
-    lexicographic,
-    splits,
-)
+from service.advisor.expectation import expected_units
+from service.advisor.opponents import OpponentField, weak_field
+from service.advisor.splits import COMBOS3, COMBOS5, Ints, evaluate_subsets, lexicographic, splits
 from service.cards import DECK, Card
 from service.hands import POSITIONS, Position, Wheel
 from service.rulesets import Ruleset
@@ -111,7 +103,7 @@ def build_weak(wheel: Wheel, samples: int, seed: int) -> Path:
 
 
 def advisor_round(
-    ruleset: Ruleset, against: Field, hands: int, rng: np.random.Generator, regret_hands: int
+    ruleset: Ruleset, against: OpponentField, hands: int, rng: np.random.Generator, regret_hands: int
 ) -> tuple[list[tuple[int, int, int]], float]:
     """One round: the advisor's arrangements against ``against``, and its model regret there."""
     drawn, kept = [], []
@@ -122,7 +114,7 @@ def advisor_round(
         drawn.append(strengths_of(subsets.five, subsets.three, int(legal[choice])))
         if k < regret_hands:
             kept.append((subsets, choice))
-    played = Field.from_counts(counts(drawn), len(drawn), "this round")
+    played = OpponentField.from_counts(counts(drawn), len(drawn), "this round")
     regrets = []
     for subsets, choice in kept:
         _, expected = expected_units(subsets, ruleset, played)
@@ -134,7 +126,7 @@ def build_strong(ruleset_id: str, hands: int, rounds: int, seed: int, regret_han
     ruleset = builtin_catalogue().get(ruleset_id)
     assert ruleset is not None, ruleset_id
     rng = np.random.default_rng([seed, *ruleset_id.encode()])
-    against, every = field(ruleset.wheel), []
+    against, every = weak_field(ruleset.wheel), []
     history: list[float] = []
     started = time.perf_counter()
     for round_number in range(1, rounds + 1):
@@ -148,7 +140,7 @@ def build_strong(ruleset_id: str, hands: int, rounds: int, seed: int, regret_han
         )
         if len(history) > 1 and history[-2] - regret < min_gain * history[-2]:
             break
-        against = Field.from_counts(counts(every), len(every), "average so far")
+        against = OpponentField.from_counts(counts(every), len(every), "average so far")
     print(f"{ruleset_id}: {len(history)} rounds in {time.perf_counter() - started:.0f} s")
     description = (
         f"hands arranged by the advisor for {ruleset.id}@{ruleset.version}: fictitious play, "

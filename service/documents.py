@@ -13,7 +13,15 @@ from typing import Any
 from service.contract import MAX_EXACT_AMOUNT, Fault, Room, RoomRejected
 from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
-from service.serialize import hands_json, pattern_json, problem_json, rejected_json, result_json, ruleset_block
+from service.serialize import (
+    arrange_json,
+    hands_json,
+    pattern_json,
+    problem_json,
+    rejected_json,
+    result_json,
+    ruleset_block,
+)
 from service.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
@@ -95,10 +103,11 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: La
 
 def arrange_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
-    from service.arrange import arrange_json  # numpy and the field tables: only for the advisor
+    from service.advisor import advise  # numpy and the field tables: only for the advisor
 
     request = load_arrange_request(raw, catalogue)
-    return arrange_json(request.ruleset, request.cards, request.alternatives, request.opponents)
+    advice = advise(request.cards, request.ruleset, request.alternatives, request.opponents)
+    return arrange_json(advice, request.ruleset, request.alternatives)
 
 
 def prepare(name: str) -> None:
@@ -106,7 +115,7 @@ def prepare(name: str) -> None:
     (the advisor's numpy, splits and fields), so that forked workers inherit them and the batch's
     clock times its requests."""
     if name == "arrange":
-        from service.arrange import build_tables
+        from service.advisor import build_tables
 
         build_tables()
 

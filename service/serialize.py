@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from service.cards import CARD_TEXT, format_cards
+from service.cards import CARD_TEXT, Card, format_cards
 from service.contract import Fault
-from service.hands import POSITIONS, HandValue, Position
+from service.hands import POSITIONS, HandTable, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
 from service.texts import Language, Text, in_language, ledger_templates, localize
+
+if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
+    from service.advisor import Advice
 
 PROBLEM_BASE = "https://maubinh.dev/problems/"
 
@@ -208,3 +211,48 @@ def rulesets_json(catalogue: Catalogue) -> dict[str, Any]:
             line["base"] = _ref_json(ruleset.base)
         listed.append(line)
     return {"rulesets": listed}
+
+
+def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> dict[str, Any]:
+    described = table.describe_all(hands)
+    return {
+        "arrangement": {p: [CARD_TEXT[c] for c in described[p].cards] for p in POSITIONS},
+        "hands": hands_json(described, ruleset),
+    }
+
+
+def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[str, Any]:
+    """The ``POST /v1/arrange`` response: the advisor's decision for 13 cards."""
+    table = ruleset.hands
+    rows = {row.pattern: row for row in ruleset.instant_wins}
+    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
+    by_id = {p["pattern"]: p for p in patterns}
+    declare = None
+    if ruleset.instant_mode == "declared" and advice.strongest is not None:
+        declare = {
+            "recommended": advice.declare,
+            "pattern": advice.strongest,
+            "declare_units": ruleset.instant_win_row(advice.strongest).units,
+            "play_expected_units": round(advice.play.expected_units, 4),
+        }
+    return {
+        "ruleset": ruleset_block(ruleset),
+        **_arrangement_json(advice.chosen.hands, table, ruleset),
+        "expected_units": round(advice.chosen.expected_units, 4),
+        "instant_win": by_id[advice.instant_win] if advice.instant_win else None,
+        "declare": declare,
+        "patterns": patterns,
+        "alternatives": [
+            {**_arrangement_json(s.hands, table, ruleset), "expected_units": round(s.expected_units, 4)}
+            for s in advice.ranked
+            if s.split != advice.chosen.split
+        ][:alternatives],
+        "model": {
+            "opponents": 1,
+            "opponents_field": advice.opponents,
+            "field_table": advice.field_table,
+            "field": advice.field.description,
+            "field_samples": advice.field.samples,
+            "legal_splits": advice.legal_splits,
+        },
+    }

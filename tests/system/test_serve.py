@@ -30,8 +30,8 @@ def test_the_wsgi_entry_builds_the_advisors_tables_for_the_workers_to_inherit() 
     """gunicorn preloads the entry in the master; a fresh interpreter shows what importing it builds."""
     probe = (
         "import sys, service.api.wsgi\n"
-        "from service.arrange import _split_grid, strong_fields\n"
-        "print('numpy' in sys.modules, _split_grid.cache_info().currsize, strong_fields.cache_info().currsize)"
+        "from service.advisor.splits import split_grid\nfrom service.advisor.opponents import strong_fields\n"
+        "print('numpy' in sys.modules, split_grid.cache_info().currsize, strong_fields.cache_info().currsize)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "1", "1"]

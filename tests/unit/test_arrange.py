@@ -11,22 +11,11 @@ from helpers import DECK_TEXT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import service.arrange as arrange_module
-from service.arrange import (
-    COMBOS3,
-    COMBOS5,
-    _best_distinct,
-    _pattern_holders,
-    _SplitValues,
-    evaluate_subsets,
-    expected_units,
-    field,
-    legal_splits,
-    lexicographic,
-    opponents_field,
-    split_cards,
-    splits,
-)
+import service.advisor.search as search_module
+from service.advisor.expectation import SplitValues, expected_units
+from service.advisor.opponents import opponents_field, weak_field
+from service.advisor.search import best_distinct, pattern_holders
+from service.advisor.splits import COMBOS3, COMBOS5, evaluate_subsets, legal_splits, lexicographic, split_cards, splits
 from service.cards import Card, parse_card
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
@@ -190,7 +179,7 @@ def test_the_advisor_never_expects_less_than_the_lexicographic_floor() -> None:
         for _ in range(20):
             cards = parse_cards(rng.sample(DECK_TEXT, 13))
             subsets = evaluate_subsets(cards, ruleset.wheel)
-            legal, expected = expected_units(subsets, ruleset, field(ruleset.wheel))
+            legal, expected = expected_units(subsets, ruleset, weak_field(ruleset.wheel))
             floor = lexicographic(subsets, ruleset.wheel)
             assert expected.max() >= expected[list(legal).index(floor)]
 
@@ -262,7 +251,7 @@ def test_an_unknown_field_is_refused_at_its_pointer() -> None:
 def test_the_strong_field_holds_stronger_fronts_than_leftovers(ruleset: str) -> None:
     """The point of the self-consistent field: opponents who arrange well keep pairs in front (the
     lexicographic field's fronts are mostly leftovers, high card)."""
-    from service.arrange import field_table
+    from service.advisor.opponents import field_table
     from service.hands import CATEGORY_UNIT
 
     def pair_or_better_in_front(name: str) -> float:
@@ -304,7 +293,7 @@ def _search_hands() -> list[tuple[Card, ...]]:
 @pytest.mark.parametrize("ruleset", SEARCH_RULESETS, ids=lambda r: r.id)
 def test_no_split_is_worth_more_than_its_backs_bound(ruleset: Ruleset) -> None:
     for cards in _search_hands():
-        values = _SplitValues(evaluate_subsets(cards, ruleset.wheel), ruleset, field(ruleset.wheel))
+        values = SplitValues(evaluate_subsets(cards, ruleset.wheel), ruleset, weak_field(ruleset.wheel))
         legal, expected = values.of_rows(np.arange(len(COMBOS5)))
         best_of_back = np.full(len(COMBOS5), -np.inf)
         np.maximum.at(best_of_back, legal // 56, expected)
@@ -317,10 +306,10 @@ def test_the_pruned_search_suggests_what_sorting_every_split_suggests(
     ruleset: Ruleset, first_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The best splits by expected units, first by split index among equals, one per strength triple."""
-    monkeypatch.setattr(arrange_module, "FIRST_ROWS", first_rows)
+    monkeypatch.setattr(search_module, "FIRST_ROWS", first_rows)
     for cards in _search_hands():
         subsets = evaluate_subsets(cards, ruleset.wheel)
-        values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
+        values = SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
         legal, expected = values.of_rows(np.arange(len(COMBOS5)))
         back, middle, front = splits()
         expected_triples: list[tuple[int, float]] = []
@@ -334,7 +323,7 @@ def test_the_pruned_search_suggests_what_sorting_every_split_suggests(
             if len(expected_triples) == 6:
                 break
         for count in (1, 4, 6):
-            found = [(s.split, s.expected_units) for s in _best_distinct(values, count)]
+            found = [(s.split, s.expected_units) for s in best_distinct(values, count)]
             assert found == expected_triples[:count]
 
 
@@ -345,11 +334,11 @@ def test_the_pruned_search_finds_the_best_split_holding_each_pattern(
 ) -> None:
     """The best split by expected units (then the lower split index) among the legal splits with the
     pattern's category on one of its chis, found by valuing every split."""
-    monkeypatch.setattr(arrange_module, "FIRST_ROWS", first_rows)
+    monkeypatch.setattr(search_module, "FIRST_ROWS", first_rows)
     ruleset = builtin_catalogue().get("maubinh-bao")
     assert ruleset is not None
     subsets = evaluate_subsets(parse_cards(PATTERN_HANDS[hand].split()), ruleset.wheel)
-    values = _SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
+    values = SplitValues(subsets, ruleset, opponents_field(ruleset, "strong")[1])
     legal, expected = values.of_rows(np.arange(len(COMBOS5)))
     back, middle, front = splits()
     categories = {
@@ -357,7 +346,7 @@ def test_the_pruned_search_finds_the_best_split_holding_each_pattern(
         "middle": subsets.five[middle[legal]] // CATEGORY_UNIT,
         "front": subsets.three[front[legal]] // CATEGORY_UNIT,
     }
-    holders = _pattern_holders(values, ruleset.arrangement_patterns)
+    holders = pattern_holders(values, ruleset.arrangement_patterns)
     for pattern, rule in ON_CHI.items():
         held = [k for k in range(len(legal)) if any(categories[p][k] == rule.category for p in rule.positions)]
         holder = holders[pattern]
