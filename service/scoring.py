@@ -147,9 +147,17 @@ def qualifying_patterns(
 ) -> dict[str, Split | None]:
     """Every pattern of the ruleset's table these cards (and arrangement) qualify for."""
     found = card_patterns(cards, ruleset.hands, ruleset.card_patterns, stats)
-    if hands is not None and not fouled and ruleset.arrangement_patterns:
-        found |= {p: None for p in arrangement_patterns(hands) if p in ruleset.arrangement_patterns}
+    if hands is not None and not fouled:
+        found |= dict.fromkeys(ruleset_arrangement_patterns(hands, ruleset))
     return found
+
+
+def ruleset_arrangement_patterns(hands: Mapping[Position, HandValue], ruleset: Ruleset) -> list[str]:
+    """The patterns of the ruleset's table that this (non-fouled) arrangement holds (maubinh-bao's BÁO
+    on a chi). The advisor asks the same."""
+    if not ruleset.arrangement_patterns:
+        return []
+    return [p for p in arrangement_patterns(hands) if p in ruleset.arrangement_patterns]
 
 
 def _strongest(found: Mapping[str, Split | None], ruleset: Ruleset) -> InstantWin | None:
@@ -436,6 +444,31 @@ def sweepers(room: EvaluatedRoom) -> set[int]:
     }
 
 
+class ScoopPayment(NamedTuple):
+    units: int
+    basis: int
+    multiplier: int
+    sweep: int
+    rule: str
+
+
+def scoop_payment(
+    ruleset: Ruleset, room_size: int, scoopers: int, chi_won: int, total: int, sweeping: bool
+) -> ScoopPayment:
+    """§6: what one scoop pays, basis × (m × s − 1): m flat or by room size and the scooped player's
+    number of scoopers, s the sweep multiplier for a sweeper (else 1), the basis total(A,B) or the
+    chi won (§11.1); and the ruleset fields it read. The advisor asks the same."""
+    m, rule = ruleset.scoop_multiplier(room_size, scoopers)
+    s = ruleset.sweep_multiplier if sweeping else 1
+    by_chi = ruleset.scoop_basis == "chi"
+    if s > 1:
+        rule += " × scoop.sweep_multiplier"
+    if by_chi:
+        rule += ", scoop.basis"
+    basis = chi_won if by_chi else total
+    return ScoopPayment(basis * (m * s - 1), basis, m, s, rule)
+
+
 def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     """§6: the scooped player pays basis × (m − 1), m flat or by room size and number of scoopers; a
     sweeper's scoops pay basis × (m × s − 1). The basis is total(A,B), or the chi won (§11.1)."""
@@ -446,15 +479,10 @@ def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
         scoopers[loser] += 1
     sweeping = sweepers(room) if ruleset.sweep_multiplier > 1 else set()
     lines = []
+    by_chi = ruleset.scoop_basis == "chi"
     for pair, winner, loser in room.scoops:
-        m, rule = ruleset.scoop_multiplier(n, scoopers[loser])
-        s = ruleset.sweep_multiplier if winner in sweeping else 1
-        by_chi = ruleset.scoop_basis == "chi"
-        basis = pair.chi_won(winner) if by_chi else pair.total(winner)
-        if s > 1:
-            rule += " × scoop.sweep_multiplier"
-        if by_chi:
-            rule += ", scoop.basis"
+        pays = scoop_payment(ruleset, n, scoopers[loser], pair.chi_won(winner), pair.total(winner), winner in sweeping)
+        s, m, basis = pays.sweep, pays.multiplier, pays.basis
         if s > 1:
             key = "ledger.sweep_chi_basis" if by_chi else "ledger.sweep_total_basis"
         else:
@@ -471,7 +499,7 @@ def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                 "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
             },
         )
-        lines.append(_line(room, "scoop", loser, winner, basis * (m * s - 1), rule, explanation))
+        lines.append(_line(room, "scoop", loser, winner, pays.units, pays.rule, explanation))
     return lines
 
 

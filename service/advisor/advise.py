@@ -19,9 +19,10 @@ from service.advisor.search import Suggestion, best_distinct, pattern_holders
 from service.advisor.splits import evaluate_subsets, lookup, split_grid
 from service.cards import Card
 from service.contract import Opponents
-from service.hands import HandTable, Position, Wheel
-from service.patterns import Split, arrangement_patterns, card_patterns
+from service.hands import Wheel
+from service.patterns import Split, card_patterns
 from service.rulesets import Ruleset
+from service.scoring import ruleset_arrangement_patterns
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     if ruleset.instant_mode == "declared":
         return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, *model)
     realised = set(card_patterns(cards, table, ruleset.card_patterns))
-    realised |= set(arrangement_patterns_of(chosen.hands, table, ruleset))
+    realised |= set(ruleset_arrangement_patterns(table.describe_all(chosen.hands), ruleset))
     realised_row = ruleset.strongest(realised)
     instant_win = realised_row.pattern if realised_row else None
     return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, *model)
@@ -84,10 +85,3 @@ def build_tables() -> None:
         weak_field(wheel)
     for ruleset_id in strong_fields():
         field_table(f"{STRONG_PREFIX}{ruleset_id}")
-
-
-def arrangement_patterns_of(hands: dict[Position, tuple[Card, ...]], table: HandTable, ruleset: Ruleset) -> list[str]:
-    if not ruleset.arrangement_patterns:
-        return []
-    described = table.describe_all(hands)
-    return [p for p in arrangement_patterns(described) if p in ruleset.arrangement_patterns]

@@ -9,26 +9,26 @@ import numpy as np
 
 from service.advisor.opponents import OpponentField
 from service.advisor.splits import COMBOS5, MIDDLES_PER_BACK, Floats, Ints, Subsets, grid, lookup, split_grid
-from service.hands import CATEGORY_UNIT, Category, Kind, Position, Wheel, hand_table
+from service.hands import CATEGORY_UNIT, Category, HandInfo, Kind, Position, Wheel, hand_table
 from service.rulesets import Ruleset
+from service.scoring import chi_value, scoop_payment
 
 
 def chi_values(strengths: Ints, ruleset: Ruleset, position: Position) -> Floats:
-    """The chi value a hand earns when it wins at ``position``: its bonus, most specific first, instead of
-    1 or on top of it (bonuses.mode); else 1. scoring.chi_value is the same rule for one hand."""
-    bonuses = ruleset.bonuses[position]
-    values = np.zeros(len(strengths), dtype=np.float64)
+    """The chi value each hand earns when it wins at ``position``: the settlement's own rule
+    (scoring.chi_value), asked once for each category and named kind the hands belong to."""
+    values = np.ones(len(strengths), dtype=np.float64)
     categories = strengths // CATEGORY_UNIT
     for category in Category:
-        if category.id in bonuses:
-            values[categories == category] = bonuses[category.id]
-    kinds = _kind_strengths(ruleset.wheel)
-    for kind, kind_strengths in kinds.items():
-        if kind.value in bonuses:
-            values[np.isin(strengths, kind_strengths)] = bonuses[kind.value]
-    if ruleset.bonus_mode == "add":
-        return values + 1.0
-    return np.where(values > 0, values, 1.0)
+        at = categories == category
+        if at.any():
+            values[at] = chi_value(ruleset, position, HandInfo.of(category, None).bonus_keys)[0]
+    for kind, kind_strengths in _kind_strengths(ruleset.wheel).items():
+        at = np.isin(strengths, kind_strengths)
+        if at.any():
+            category = Category(int(kind_strengths[0]) // CATEGORY_UNIT)
+            values[at] = chi_value(ruleset, position, HandInfo.of(category, kind).bonus_keys)[0]
+    return values
 
 
 @cache
@@ -76,8 +76,9 @@ class SplitValues:
             "middle": _scale_terms(ruleset, "middle", the_field).take(subsets.five_ranks, axis=0),
             "front": _scale_terms(ruleset, "front", the_field).take(subsets.three_ranks, axis=0),
         }
-        self.scoop = ruleset.scoop_multiplier(ruleset.min_players, 1)[0] - 1
-        self.scoop_on_chi = ruleset.scoop_basis == "chi"
+        # The settlement's own scoop, heads-up, one scooper, no sweep: linear in each basis.
+        self.scoop_per_chi = scoop_payment(ruleset, ruleset.min_players, 1, 1, 0, sweeping=False).units
+        self.scoop_per_unit = scoop_payment(ruleset, ruleset.min_players, 1, 0, 1, sweeping=False).units
         self.grid = grid(subsets)
 
     @property
@@ -98,15 +99,15 @@ class SplitValues:
         m = terms["middle"].take(middle_grid[rows][legal], axis=0)
         f = terms["front"].take(front_grid[rows][legal], axis=0)
         expected = b[:, GAIN] + m[:, GAIN] + f[:, GAIN]
-        if self.scoop:
+        if self.scoop_per_chi or self.scoop_per_unit:
             sweep = b[:, WIN] * m[:, WIN] * f[:, WIN]
             swept = b[:, LOSE] * m[:, LOSE] * f[:, LOSE]
-            if self.scoop_on_chi:
-                expected += self.scoop * 3 * (sweep - swept)
-            else:
+            if self.scoop_per_chi:
+                expected += self.scoop_per_chi * 3 * (sweep - swept)
+            if self.scoop_per_unit:
                 paid = b[:, VALUE] + m[:, VALUE] + f[:, VALUE]
                 owed = b[:, LOSS_VALUE] + m[:, LOSS_VALUE] + f[:, LOSS_VALUE]
-                expected += self.scoop * (sweep * paid - swept * owed)
+                expected += self.scoop_per_unit * (sweep * paid - swept * owed)
         return back * MIDDLES_PER_BACK + column, expected
 
     @cached_property
@@ -132,15 +133,15 @@ class SplitValues:
             return np.minimum.accumulate(terms[:, column])[at]
 
         bound = back[:, GAIN] + most(middles, at_middle, GAIN) + most(fronts, at_front, GAIN)
-        if self.scoop:
+        if self.scoop_per_chi or self.scoop_per_unit:
             sweep = back[:, WIN] * most(middles, at_middle, WIN) * most(fronts, at_front, WIN)
             swept = back[:, LOSE] * least(middles, at_middle, LOSE) * least(fronts, at_front, LOSE)
-            if self.scoop_on_chi:
-                bound += self.scoop * 3 * (sweep - swept)
-            else:
+            if self.scoop_per_chi:
+                bound += self.scoop_per_chi * 3 * (sweep - swept)
+            if self.scoop_per_unit:
                 paid = back[:, VALUE] + most(middles, at_middle, VALUE) + most(fronts, at_front, VALUE)
                 owed = back[:, LOSS_VALUE] + least(middles, at_middle, LOSS_VALUE) + least(fronts, at_front, LOSS_VALUE)
-                bound += self.scoop * (sweep * paid - swept * owed)
+                bound += self.scoop_per_unit * (sweep * paid - swept * owed)
         bound[strongest < 0] = -np.inf  # every split of this back fouls
         return bound
 
