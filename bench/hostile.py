@@ -201,22 +201,39 @@ HOSTILE_BATCHES: dict[str, tuple[Callable[[], bytes], int]] = {
 """Batch bodies of at most 4 MiB and the status each gets (before: 420 MB, 39 s and 860 MB)."""
 
 
-def slow_clients(port: int, clients: int, seconds: float) -> Probes:
-    """``clients`` connections that send one header line every 2 s, while the health probes run."""
+def slow_clients(port: int, clients: int, seconds: float, body: bool = False) -> Probes:
+    """``clients`` connections that send one header line (or, with ``body``, all their headers and
+    then one byte of body) every 2 s, while the health probes run."""
+    head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+    if body:
+        head += b"Content-Type: application/json\r\nContent-Length: 65536\r\n\r\n"
     sockets = [socket.create_connection(("127.0.0.1", port), timeout=1) for _ in range(clients)]
     try:
         for sock in sockets:
-            sock.sendall(b"POST /v1/score HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(head)
         with Probes(port) as probes:
             for _ in range(int(seconds // 2)):
                 time.sleep(2)
                 for sock in sockets:
-                    with contextlib.suppress(OSError):  # dropped: no headers within keepalive seconds
-                        sock.sendall(b"X-Slow: 1\r\n")
+                    with contextlib.suppress(OSError):  # dropped: a header or body past its time
+                        sock.sendall(b" " if body else b"X-Slow: 1\r\n")
     finally:
         for sock in sockets:
             sock.close()
     return probes
+
+
+def advices(port: int, count: int) -> list[int]:
+    """``count`` advices, each under a house rule of its own (a new title): the advisor's tables for
+    a ruleset are shared by every variant that pays the same chi values."""
+    cards = [card for player in E1["players"] for position in ("back", "middle", "front") for card in player[position]]
+    bodies = [
+        json.dumps(
+            {"ruleset": {"base": "maubinh-2020", "patch": {"title": f"t{k}"}}, "cards": cards[:13], "alternatives": 20}
+        )
+        for k in range(count)
+    ]
+    return sorted({post(port, "/v1/arrange", body.encode())[0] for body in bodies})
 
 
 def parallel_batches(port: int, body: bytes, count: int = 4) -> tuple[list[int], Probes]:
@@ -240,6 +257,7 @@ def main() -> None:
         served = Served(server.pid, workers_of(server.pid), port)
         scenarios: dict[str, Callable[[], Any]] = {
             "60 refused 60 KB patches": lambda: sorted({post(port, "/v1/score", b)[0] for b in REFUSED_PATCHES}),
+            "200 advices, each a new house rule": lambda: advices(port, 200),
             **{
                 name: (lambda make=make: post(port, "/v1/score/batch", make())[0])
                 for name, (make, _) in HOSTILE_BATCHES.items()
@@ -256,11 +274,11 @@ def main() -> None:
         print(
             f"4 refused-patch batches in parallel: {statuses}; probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
         )
-        for clients in (8, 50):
-            probes = slow_clients(port, clients, 8)
-            print(
-                f"{clients} slow clients for 8 s: probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
-            )
+        for clients, body in ((8, False), (50, False), (1500, True)):
+            probes = slow_clients(port, clients, 12, body)
+            what = "slow bodies" if body else "slow headers"
+            late = f"{probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
+            print(f"{clients} {what} for 12 s: probes late {late}")
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -11,6 +11,15 @@ from typing import Any
 COLUMNS = ("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule")
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""A cell a spreadsheet would run as a formula starts so (OWASP's CSV injection)."""
+
+
+def _text(value: str) -> str:
+    """A caller's text as a cell that stays text: a formula start is escaped with a leading quote."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
+
+
 def _csv(rows: Iterable[Iterable[object]]) -> bytes:
     text = io.StringIO()
     csv.writer(text, lineterminator="\r\n").writerows(rows)
@@ -23,9 +32,9 @@ def header() -> bytes:
 
 def ledger_rows(answer: dict[str, Any]) -> bytes:
     """The rows of one ``POST /v1/score`` answer; a room without a round id has an empty first column."""
-    round_id = answer.get("round_id") or ""
+    round_id = _text(answer.get("round_id") or "")
     return _csv(
-        (round_id, line["seq"], line["step"], line["payer"], line["payee"], line["position"] or "", line["units"],
-         line["amount"], line["rule"])
+        (round_id, line["seq"], line["step"], _text(line["payer"]), _text(line["payee"]), line["position"] or "",
+         line["units"], line["amount"], line["rule"])
         for line in answer["ledger"]
     )  # fmt: skip

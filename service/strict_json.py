@@ -7,6 +7,7 @@ without bound; this one refuses each, saying why in the service's words.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from service.texts import Named, Text
@@ -20,9 +21,16 @@ def _no_constants(name: str) -> Any:
     raise BadDocument(Text("bad_json.constant", name=name))
 
 
+MAX_KEY_CHARS = 256
+"""No key a request or an operator's file may hold is longer (field names, player ids): a longer one is
+refused as it is read, before a fault could echo it."""
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
+        if len(key) > MAX_KEY_CHARS:
+            raise BadDocument(Text("bad_json.long_key", most=MAX_KEY_CHARS, key=key[:32]))
         if key in out:
             raise BadDocument(Text("bad_json.duplicate_key", key=key[:64]))
         out[key] = value
@@ -51,18 +59,36 @@ def most_values(body: bytes) -> int:
     return body.count(b",") + body.count(b":") + body.count(b"[") + body.count(b"{") + 1
 
 
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``–``\\uDFFF`` escape: half of a pair, or a lone surrogate, which is no character."""
+
+
+def _lone_surrogate(document: Any) -> bool:
+    try:
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def loads(body: bytes | str) -> Any:
-    """Parse a request body or an operator's file, or raise :class:`BadDocument` saying why."""
+    """Parse a request body or an operator's file, or raise :class:`BadDocument` saying why. A lone
+    surrogate (``"\\ud800"``) is refused: no text holding one can be written as UTF-8."""
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as error:
         raise BadDocument(Text("bad_json.not_utf8", byte=error.start)) from error
     try:
-        return json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+        document = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as error:
         what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
         raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
     except RecursionError as error:
         raise BadDocument(Text("bad_json.too_deep")) from error
+    except BadDocument:
+        raise
     except ValueError as error:  # e.g. an integer of more than 4,300 digits
         raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
+    if SURROGATE_ESCAPE.search(text) and _lone_surrogate(document):  # the walk only when an escape is there
+        raise BadDocument(Text("bad_json.lone_surrogate"))
+    return document

@@ -45,10 +45,30 @@ GAIN, WIN, LOSE, VALUE, LOSS_VALUE = range(5)
 our chi value when we win, and E[the opponent's chi value | we lose] (0 where we never lose)."""
 
 
-@lru_cache(maxsize=3 * 64)
+class ChiRule:
+    """A ruleset's chi values at one position, compared and hashed by what decides them (wheel, bonus
+    row and mode): house rules that differ only elsewhere (a title, a scoop) share their terms."""
+
+    def __init__(self, ruleset: Ruleset, position: Position) -> None:
+        self.ruleset, self.position = ruleset, position
+        self.key = (ruleset.wheel, position, ruleset.bonus_mode, tuple(sorted(ruleset.bonuses[position].items())))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChiRule) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
 def _scale_terms(ruleset: Ruleset, position: Position, the_field: OpponentField) -> Floats:
-    """The terms of every strength on the scale (one row per rank) against ``the_field`` at
-    ``position``: computed once per ruleset and field, then taken row by row for each hand's subsets."""
+    return _terms(ChiRule(ruleset, position), the_field)
+
+
+@lru_cache(maxsize=3 * 16)
+def _terms(rule: ChiRule, the_field: OpponentField) -> Floats:
+    """The terms of every strength on the scale (one row per rank) against ``the_field`` at a position:
+    computed once per chi rule and field (0.3 MB each), then taken row by row for each hand's subsets."""
+    ruleset, position = rule.ruleset, rule.position
     strengths = lookup(ruleset.wheel).all_strengths
     field_strengths = the_field.strengths[position]
     probabilities = the_field.probabilities[position]

@@ -28,6 +28,8 @@ class Settings:
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
+    body_seconds: float = 10.0
+    """A body must arrive within this many seconds (408 after)."""
     rulesets_dir: str | None = None
     """A folder of operators' ruleset files (``*.json`` variants), loaded and checked at start."""
 
@@ -41,6 +43,8 @@ class Settings:
             values["max_batch_bytes"] = int(raw)
         if (raw := env.get(PREFIX + "MAX_BATCH_ROOMS")) is not None:
             values["max_batch_rooms"] = int(raw)
+        if (raw := env.get(PREFIX + "BODY_SECONDS")) is not None:
+            values["body_seconds"] = float(raw)
         if (raw := env.get(PREFIX + "API_KEYS")) is not None:
             values["api_keys"] = tuple(k.strip() for k in raw.split(",") if k.strip())
         if (raw := env.get(PREFIX + "LOG_LEVEL")) is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, Response, g, request
+from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from service.api.language import language
@@ -23,6 +23,7 @@ TITLES = {
     401: Text("problem.unauthorized"),
     404: Text("problem.not_found"),
     405: Text("problem.method_not_allowed"),
+    408: Text("problem.timeout"),
     413: Text("problem.too_large"),
     415: Text("problem.unsupported_media_type"),
     500: Text("problem.internal"),
@@ -44,6 +45,8 @@ def _http_problem(error: HTTPException) -> Response:
         allowed = sorted(m for m in (getattr(error, "valid_methods", None) or []) if m not in ("OPTIONS",))
         headers["Allow"] = ", ".join(allowed)
         detail = Text("problem.method_not_allowed_detail", methods=Named(" or ".join(allowed), " hoặc ".join(allowed)))
+    elif status == 408:
+        detail = Text("problem.timeout_detail", seconds=current_app.config["SETTINGS"].body_seconds)
     elif isinstance(error, TooManyValues):
         detail = Text("problem.too_many_values_detail", most=error.most)
     elif status == 413:

@@ -28,6 +28,8 @@ from prometheus_client import (
 from service.api import logs
 from service.rulesets.catalogue import CUSTOM_SUFFIX
 
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""Method labels: any other method a caller invents counts as ``other``."""
 REQUESTS = Counter("maubinh_http_requests_total", "HTTP requests answered", ["route", "method", "status"])
 LATENCY = Histogram(
     "maubinh_http_request_duration_seconds",
@@ -75,9 +77,10 @@ def register(app: Flask) -> None:
     @app.after_request
     def observe(response: Response) -> Response:
         seconds, route = logs.elapsed(), logs.route()
+        method = request.method if request.method in METHODS else "other"
         status = str(response.status_code)
-        REQUESTS.labels(route, request.method, status).inc()
-        LATENCY.labels(route, request.method, status).observe(seconds)
+        REQUESTS.labels(route, method, status).inc()
+        LATENCY.labels(route, method, status).observe(seconds)
         outcome = g.get("outcome")
         batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:

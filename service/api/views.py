@@ -7,11 +7,14 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import Any
 
+import gevent
 from flask import Blueprint, Response, current_app, g, request
-from werkzeug.exceptions import NotFound, RequestEntityTooLarge, UnsupportedMediaType
+from werkzeug.datastructures import MIMEAccept
+from werkzeug.exceptions import NotFound, RequestEntityTooLarge, RequestTimeout, UnsupportedMediaType
+from werkzeug.http import parse_accept_header
 
 from service.api import metrics
-from service.api.language import language
+from service.api.language import first_choices, language
 from service.api.rules_page import rules_page
 from service.documents import (
     Operation,
@@ -39,8 +42,15 @@ reads the answer, where closing on unread bytes would reset the connection under
 
 
 def _body() -> bytes:
-    """The body, or 413 past the route's limit (``request.max_content_length``) however it is framed.
-    werkzeug cuts a chunked body at the limit: one byte more tells a body past it."""
+    """The body, or 413 past the route's limit (``request.max_content_length``) however it is framed,
+    or 408 when it takes longer than MAUBINH_BODY_SECONDS to arrive: under gevent's workers a slow
+    body costs no thread, but each holds a connection, and they are finite."""
+    with gevent.Timeout(current_app.config["SETTINGS"].body_seconds, RequestTimeout):
+        return _read_body()
+
+
+def _read_body() -> bytes:
+    """werkzeug cuts a chunked body at the limit: one byte more tells a body past it."""
     limit, length = request.max_content_length, request.content_length
     if length is not None and limit is not None and length > limit:
         _drop(min(length, DRAINED_BYTES))
@@ -234,5 +244,6 @@ YAML_TYPES = ["application/yaml", "text/yaml"]
 @api.get("/openapi.yaml", provide_automatic_options=False)
 def openapi() -> Response:
     spec = resources.files("service").joinpath("openapi.yaml").read_bytes()
-    media_type = request.accept_mimetypes.best_match(YAML_TYPES, default=YAML_TYPES[0])
+    offered = parse_accept_header(first_choices(request.headers.get("Accept", "")), MIMEAccept)
+    media_type = offered.best_match(YAML_TYPES, default=YAML_TYPES[0])
     return Response(spec, status=200, content_type=f"{media_type}; charset=utf-8")

@@ -34,6 +34,7 @@ from service.rulesets import (
     patch_bound_faults,
     with_defaults,
 )
+from service.rulesets.checks import unknown_deletions
 from service.strict_json import BadDocument, loads
 from service.texts import Text
 
@@ -199,6 +200,7 @@ class Catalogue:
 
     def _resolve_variant(self, base: Ruleset, patch: dict[str, Any], must_name: bool) -> Ruleset:
         faults = [RulesetFault(("patch", key), Text("ruleset.reserved", key=key)) for key in RESERVED if key in patch]
+        faults += [RulesetFault(("patch", *f.path), f.message, f.code) for f in unknown_deletions(patch)]
         new_id = patch.get("id")
         if "id" in patch:
             if not isinstance(new_id, str) or not PLAIN_ID.fullmatch(new_id):

@@ -166,6 +166,21 @@ def _size_faults(node: Any, declared: Mapping[str, Any], path: Path) -> Iterator
                     yield from _size_faults(value, items, (*path, k))
 
 
+def unknown_deletions(node: Any, declared: Mapping[str, Any] | None = None, path: Path = ()) -> Iterator[RulesetFault]:
+    """Unknown keys a patch sets to null: the merge would drop them unseen, though a ruleset has no
+    such field (a non-null one is refused by the schema once merged). The walk follows the schema."""
+    declared = _resolve_ref(schema() if declared is None else declared)
+    if not isinstance(node, dict):
+        return
+    known = declared.get("properties", {})
+    closed = declared.get("additionalProperties") is False
+    for key, value in node.items():
+        if key in known:
+            yield from unknown_deletions(value, known[key], (*path, key))
+        elif closed and value is None:
+            yield RulesetFault((*path, key), Text("ruleset.unknown_field", key=key), "unknown_field")
+
+
 def _schema_errors(document: Any, checked: Mapping[str, Any] | None) -> Iterator[Any]:
     """jsonschema's errors for ``document``. With ``checked``, a document that passed and that this one
     was merged from, only the top-level fields that differ from it are checked again (nothing in the

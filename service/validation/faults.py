@@ -49,12 +49,13 @@ _FIELD_ORDER = {
 }
 
 
-def _sort_key(fault: Fault) -> tuple[tuple[int, int | str], ...]:
+def _sort_key(fault: Fault) -> tuple[tuple[int, int, str], ...]:
     parts = fault.pointer.split("/")[1:]
     # an array index is ASCII digits; "³" is a digit to str.isdigit, but no index (and int() refuses it)
     return tuple(
-        (0, int(p)) if p.isascii() and p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER))) for p in parts
-    )
+        (0, int(p), "") if p.isascii() and p.isdigit() else (1, _FIELD_ORDER.get(p, len(_FIELD_ORDER)), p)
+        for p in parts
+    )  # other names by name: marshmallow lists unknown fields from a set, in an order that varies by process
 
 
 def pointer(prefix: str, path: Path) -> str:

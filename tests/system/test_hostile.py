@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from hostile import (
     MB,
     REFUSED_PATCHES,
     Served,
+    advices,
     batch,
     costing,
     parallel_batches,
@@ -44,7 +46,7 @@ LOOSE_CPU_SECONDS = 3.0
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    base, process = start({"MAUBINH_MAX_REQUESTS": "0"})
+    base, process = start({"MAUBINH_MAX_REQUESTS": "0", "MAUBINH_BODY_SECONDS": "2"})
     deadline = time.monotonic() + 15
     while len(workers_of(process.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -87,6 +89,26 @@ def test_slow_clients_do_not_starve_health_probes(served: Served, clients: int) 
     probes = slow_clients(served.port, clients, 8)
     assert len(probes.latencies) >= 30
     assert probes.late == 0, probes.latencies
+
+
+def test_slow_bodies_are_dropped_and_starve_no_probe(served: Served) -> None:
+    """Before: bodies had no deadline, and 2,100 connections dribbling theirs failed every probe."""
+    probes = slow_clients(served.port, 300, 6, body=True)
+    assert probes.late == 0, probes.latencies
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(
+            b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n{"
+        )
+        started = time.monotonic()
+        assert sock.recv(64).startswith(b"HTTP/1.1 408")
+    assert time.monotonic() - started < 5
+
+
+def test_advices_under_many_house_rules_keep_no_memory(served: Served) -> None:
+    """Before: 200 advices, each under a new title, kept 60-72 MB a worker (terms cached per ruleset)."""
+    statuses, cost = costing(served, lambda: advices(served.port, 200))
+    assert statuses == [200]
+    assert cost.peak_rise_mb < MOST_RISE_MB
 
 
 def test_metrics_do_not_grow_with_callers_ids(served: Served) -> None:
