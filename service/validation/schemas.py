@@ -62,9 +62,10 @@ PLAYER_SCHEMA = PlayerSchema()
 class Players(fields.Field[list[dict[str, Any]]]):
     """The players, each loaded by ``PlayerSchema``'s own fields with its messages and its refusal of
     unknown fields, their faults keyed as its load keys them (index, then field): the same data and
-    faults without a Schema load per player, which was half a player's cost (~10 µs each: hooks,
-    partial loading, a closure per field). ``PlayerSchema`` has no hooks, ``data_key`` or
-    ``validates`` methods that this would skip; tests/unit/test_validation.py holds the two equal."""
+    faults without a Schema load per player (hooks, partial loading, a closure per field). A speed
+    trick, worth over 5% of bytes → bytes in bench/scoring.py (README, Benchmarks). ``PlayerSchema``
+    has no hooks, ``data_key`` or ``validates`` methods that this would skip;
+    tests/unit/test_validation.py holds the two equal."""
 
     default_error_messages = List.default_error_messages
 
