@@ -27,7 +27,7 @@ from service.documents import (
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
 from service.strict_json import loads, most_values
-from service.texts import LANGUAGES, catalogue
+from service.texts import LANGUAGES, phrasebook
 
 api = Blueprint("api", __name__)
 
@@ -227,7 +227,7 @@ def viewer_texts(language: str) -> Response:
     """The viewer's words in one language: the ``viewer.*`` part of that language's catalogue."""
     if language not in LANGUAGES:
         raise NotFound
-    texts = {key: text for key, text in catalogue(language).items() if key.startswith("viewer.")}
+    texts = {key: text for key, text in phrasebook(language).items() if key.startswith("viewer.")}
     return Response(dumps(texts), status=200, content_type="application/json", headers=VIEWER_HEADERS)
 
 

@@ -1,7 +1,7 @@
 // Mậu Binh showdown viewer: replays a scored room chi by chi, and checks a backend's settlement
 // against it. No dependencies; everything it shows comes from this service: POST /v1/score and
 // /v1/verify, GET /v1/rulesets/{id}, and its own words from GET /viewer/texts/{language}.json (the
-// service's text catalogues). Text from the room is only ever set as textContent, never as HTML.
+// service's phrasebooks). Text from the room is only ever set as textContent, never as HTML.
 "use strict";
 
 const POSITIONS = ["back", "middle", "front"];

@@ -1,4 +1,5 @@
-"""Human-readable texts in each language: one catalogue per language, keyed, with named fields.
+"""Human-readable texts in each language: one phrasebook per language (service/texts/<language>.json),
+keyed, with named fields (a *catalogue* is the rulesets': service.rulesets.catalogue).
 
 A :class:`Text` *is* its English rendering (a ``str``) that keeps its key and fields, so that
 :func:`localize` (``dumps``) can render it again in another language at the edge: faults, problems
@@ -41,8 +42,8 @@ class Named(str):
 
 
 class KeyedName(Named):
-    """A value named by a catalogue key in Vietnamese (a foul reason): the pipeline carries the key,
-    and the catalogue is read only when a text is rendered in Vietnamese, at the edge."""
+    """A value named by a phrasebook key in Vietnamese (a foul reason): the pipeline carries the key,
+    and the phrasebook is read only when a text is rendered in Vietnamese, at the edge."""
 
     key: str
 
@@ -53,7 +54,7 @@ class KeyedName(Named):
 
     @property
     def vi(self) -> str:  # type: ignore[override]  # read at the edge, never written
-        return catalogue("vi")[self.key]
+        return phrasebook("vi")[self.key]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (KeyedName, (self.en, self.key))
@@ -75,7 +76,7 @@ def ledger_templates(language: Language) -> dict[str, str]:
     """The ledger's templates (plain ``{name}`` fields only) as %-templates: formatting one is twice
     as fast as ``str.format_map``, and the settlement formats one per ledger line."""
     templates = {}
-    for key, template in catalogue(language).items():
+    for key, template in phrasebook(language).items():
         if key.startswith("ledger."):
             parts = list(string.Formatter().parse(template))
             assert all(not spec and not conversion for _, _, spec, conversion in parts), key
@@ -86,7 +87,7 @@ def ledger_templates(language: Language) -> dict[str, str]:
 
 
 @cache
-def catalogue(language: Language) -> dict[str, str]:
+def phrasebook(language: Language) -> dict[str, str]:
     """``service/texts/<language>.json``: key → template with ``{named}`` fields."""
     return dict(json.loads(resources.files("service.texts").joinpath(f"{language}.json").read_bytes()))
 
@@ -123,7 +124,7 @@ def _rebuild(key: str, fields: dict[str, Any]) -> Text:
 
 
 def _render(key: str, fields: dict[str, Any], language: Language) -> str:
-    template = catalogue(language)[key]
+    template = phrasebook(language)[key]
     return template.format_map({name: _value(value, language) for name, value in fields.items()})
 
 

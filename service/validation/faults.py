@@ -8,7 +8,7 @@ from typing import Any
 from service.contract import Fault, RoomRejected, escape
 from service.hands import POSITIONS
 from service.rulesets import Path
-from service.texts import Text, catalogue
+from service.texts import Text, phrasebook
 from service.validation.fields import SELF
 
 CODES = {
@@ -23,7 +23,7 @@ def _fault(pointer: str, message: str) -> Fault:
     """A refusal as a fault: a Text (our validators), a text key (marshmallow's, by the error_messages
     of fields.py and schemas.py), or anything else marshmallow says, quoted."""
     if not isinstance(message, Text):
-        message = Text(message) if message in catalogue("en") else Text("fault.other", message=message)
+        message = Text(message) if message in phrasebook("en") else Text("fault.other", message=message)
     return Fault(pointer, message, CODES.get(message.key, "invalid"))
 
 

@@ -1,4 +1,4 @@
-"""The text catalogues: one per language, the same keys, each used, and Vietnamese answers in Vietnamese.
+"""The phrasebooks: one per language, the same keys, each used, and Vietnamese answers in Vietnamese.
 
 The checks read the catalogues and the source, not a list kept by hand: a key added to the code but
 not to a catalogue, or left in a catalogue after the code stopped using it, fails here.
@@ -19,7 +19,7 @@ from helpers import DECK_TEXT, golden_cases
 
 from service.documents import OPERATIONS, answer, verify_document
 from service.serialize import dumps
-from service.texts import LANGUAGES, Text, catalogue, localize
+from service.texts import LANGUAGES, Text, localize, phrasebook
 
 SERVICE = Path(__file__).resolve().parents[2] / "service"
 KEY = re.compile(r"^(ledger|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli)\.[a-z0-9_]+$")
@@ -42,7 +42,7 @@ def _string_constants() -> dict[str, list[str]]:
 
 
 def test_both_catalogues_hold_the_same_keys() -> None:
-    english, vietnamese = catalogue("en"), catalogue("vi")
+    english, vietnamese = phrasebook("en"), phrasebook("vi")
     assert sorted(set(english) - set(vietnamese)) == [], "missing in vi.json"
     assert sorted(set(vietnamese) - set(english)) == [], "missing in en.json"
 
@@ -63,18 +63,18 @@ def test_every_key_the_code_names_exists_and_every_key_is_named() -> None:
     used = _string_constants() | _viewer_keys()
     assert len(_viewer_keys()) > 100 and len(_string_constants()) > 100  # both scans find what they look for
     for language in LANGUAGES:
-        keys = set(catalogue(language))
+        keys = set(phrasebook(language))
         assert {k: where for k, where in used.items() if k not in keys} == {}, f"missing in {language}.json"
         assert sorted(keys - set(used)) == [], f"unused in {language}.json"
 
 
 def _service_texts(language: str) -> dict[str, str]:
     """The texts Python renders (str.format templates); the viewer's own are rendered by its script."""
-    return {key: text for key, text in catalogue(language).items() if not key.startswith("viewer.")}
+    return {key: text for key, text in phrasebook(language).items() if not key.startswith("viewer.")}
 
 
 def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
-    english, vietnamese = catalogue("en"), catalogue("vi")
+    english, vietnamese = phrasebook("en"), phrasebook("vi")
     fields = re.compile(r"\{([a-z_]+)\}")
     for key in english:
         if key.startswith("viewer."):
@@ -90,7 +90,7 @@ MORE_FIELDS = {
 def test_vietnamese_templates_ask_only_for_fields_the_code_gives() -> None:
     """A field the English template names is one the code passes, as are MORE_FIELDS."""
     for key, template in _service_texts("vi").items():
-        given = _fields(catalogue("en")[key])
+        given = _fields(phrasebook("en")[key])
         given |= {field for prefix, more in MORE_FIELDS.items() if key.startswith(prefix) for field in more}
         assert _fields(template) <= given, key
 
