@@ -53,7 +53,7 @@ def baseline_random(cards: tuple[Card, ...], ruleset: Ruleset, rng: np.random.Ge
 
 def advisor(cards: tuple[Card, ...], ruleset: Ruleset, opponents: Opponents = "strong") -> dict[str, Any]:
     advice = advise(cards, ruleset, opponents=opponents)
-    player: dict[str, Any] = as_text(advice.chosen.hands)
+    player: dict[str, Any] = as_text(advice.chosen.arrangement)
     if advice.declare:
         player["declare"] = True
     return player

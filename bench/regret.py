@@ -74,8 +74,8 @@ def one_hand(job: tuple[str, int, int, int, int]) -> HandResult:
     candidates: list[Hands] = []
     seen: set[tuple[int, ...]] = set()
     for hands in (
-        [a.play.hands for a in advice.values()]
-        + [s.hands for a in advice.values() for s in a.ranked]
+        [a.play.arrangement for a in advice.values()]
+        + [s.arrangement for a in advice.values() for s in a.ranked]
         + [lexicographic_hands(hero, ruleset)]
     ):
         triple = _triple(hands, ruleset)
@@ -85,7 +85,9 @@ def one_hand(job: tuple[str, int, int, int, int]) -> HandResult:
     chosen = {
         "strong": 0,
         "weak": next(
-            k for k, c in enumerate(candidates) if _triple(c, ruleset) == _triple(advice["weak"].play.hands, ruleset)
+            k
+            for k, c in enumerate(candidates)
+            if _triple(c, ruleset) == _triple(advice["weak"].play.arrangement, ruleset)
         ),
     }
     drawn = [tuple(DECK[rest[i]] for i in rng.choice(39, size=13, replace=False).tolist()) for _ in range(opponents)]
@@ -97,7 +99,7 @@ def one_hand(job: tuple[str, int, int, int, int]) -> HandResult:
         for cards in drawn:
             if kind == "advisor":
                 theirs = advise(cards, ruleset)
-                villains.append(_entry("villain", theirs.chosen.hands, theirs.declare))
+                villains.append(_entry("villain", theirs.chosen.arrangement, theirs.declare))
             else:
                 villains.append(_entry("villain", lexicographic_hands(cards, ruleset)))
         ev = np.array(

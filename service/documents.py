@@ -82,7 +82,7 @@ def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Lang
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
     ruleset, arrangement = load_arrangement(raw, catalogue)
-    table = ruleset.hands
+    table = ruleset.hand_table
     hands = table.describe_all(arrangement)
     reason = arrangement_foul(hands)
     cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]

@@ -114,7 +114,7 @@ def position_names(ruleset: Ruleset) -> dict[str, Named]:
 
 
 def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> PlayerResult:
-    table = ruleset.hands
+    table = ruleset.hand_table
     hands: dict[Position, HandValue] | None = None
     if entry.arrangement is not None:
         hands = table.describe_all(entry.arrangement)
@@ -146,7 +146,7 @@ def qualifying_patterns(
     stats: CardStats | None = None,
 ) -> dict[str, Split | None]:
     """Every pattern of the ruleset's table these cards (and arrangement) qualify for."""
-    found = card_patterns(cards, ruleset.hands, ruleset.card_patterns, stats)
+    found = card_patterns(cards, ruleset.hand_table, ruleset.card_patterns, stats)
     if hands is not None and not fouled:
         found |= dict.fromkeys(ruleset_arrangement_patterns(hands, ruleset))
     return found

@@ -223,7 +223,7 @@ def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable,
 
 def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[str, Any]:
     """The ``POST /v1/arrange`` response: the advisor's decision for 13 cards."""
-    table = ruleset.hands
+    table = ruleset.hand_table
     rows = {row.pattern: row for row in ruleset.instant_wins}
     patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
     by_id = {p["pattern"]: p for p in patterns}
@@ -237,13 +237,13 @@ def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[st
         }
     return {
         "ruleset": ruleset_block(ruleset),
-        **_arrangement_json(advice.chosen.hands, table, ruleset),
+        **_arrangement_json(advice.chosen.arrangement, table, ruleset),
         "expected_units": round(advice.chosen.expected_units, 4),
         "instant_win": by_id[advice.instant_win] if advice.instant_win else None,
         "declare": declare,
         "patterns": patterns,
         "alternatives": [
-            {**_arrangement_json(s.hands, table, ruleset), "expected_units": round(s.expected_units, 4)}
+            {**_arrangement_json(s.arrangement, table, ruleset), "expected_units": round(s.expected_units, 4)}
             for s in advice.ranked
             if s.split != advice.chosen.split
         ][:alternatives],

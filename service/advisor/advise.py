@@ -50,7 +50,7 @@ class Advice:
 def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opponents: Opponents = "strong") -> Advice:
     """Decide for 13 cards; ties go to the lower split of the cards in canonical order."""
     cards = tuple(sorted(cards))
-    table = ruleset.hands
+    table = ruleset.hand_table
     subsets = evaluate_subsets(cards, ruleset.wheel)
     field_table, field = opponents_field(ruleset, opponents)
     values = SplitValues(subsets, ruleset, field)
@@ -70,7 +70,7 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     if ruleset.instant_mode == "declared":
         return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, *model)
     realised = set(card_patterns(cards, table, ruleset.card_patterns))
-    realised |= set(ruleset_arrangement_patterns(table.describe_all(chosen.hands), ruleset))
+    realised |= set(ruleset_arrangement_patterns(table.describe_all(chosen.arrangement), ruleset))
     realised_row = ruleset.strongest(realised)
     instant_win = realised_row.pattern if realised_row else None
     return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, *model)

@@ -21,7 +21,8 @@ from service.patterns import ON_CHI, OnChi, Pattern
 class Suggestion:
     split: int
     expected_units: float
-    hands: dict[Position, tuple[Card, ...]]
+    arrangement: dict[Position, tuple[Card, ...]]
+    """The cards at each position."""
 
 
 def pattern_holders(values: SplitValues, patterns: frozenset[str]) -> dict[str, Suggestion | None]:

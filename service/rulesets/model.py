@@ -102,7 +102,7 @@ class Ruleset:
     """For a variant: every value that differs from its base, in document order."""
 
     @property
-    def hands(self) -> HandTable:
+    def hand_table(self) -> HandTable:
         return hand_table(self.wheel)
 
     @property

@@ -48,7 +48,7 @@ def rooms(draw: st.DrawFn) -> dict[str, Any]:
                 _tidy(cards) if draw(st.booleans()) else {"back": cards[:5], "middle": cards[5:10], "front": cards[10:]}
             )
         if status == "arranged" and ruleset.instant_mode == "declared":
-            table = ruleset.hands
+            table = ruleset.hand_table
             hands = {p: table.describe([parse_card(c) for c in player[p]]) for p in ("back", "middle", "front")}
             fouled = hands["front"] > hands["middle"] or hands["middle"] > hands["back"]
             if qualifying_patterns(tuple(parse_card(c) for c in cards), hands, fouled, ruleset) and draw(st.booleans()):
