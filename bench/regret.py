@@ -46,7 +46,7 @@ def _entry(player: str, hands: Hands, declare: bool = False) -> PlayerEntry:
 
 
 def _triple(hands: Hands, ruleset: Ruleset) -> tuple[int, ...]:
-    return tuple(ruleset.hands.describe(hands[p]).strength for p in POSITIONS)
+    return tuple(ruleset.hand_table.describe(hands[p]).strength for p in POSITIONS)
 
 
 def lexicographic_hands(cards: tuple[Card, ...], ruleset: Ruleset) -> Hands:
