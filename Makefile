@@ -10,7 +10,7 @@ REDOCLY := .tools/node_modules/.bin/redocly
 .PHONY: run test lint lint-contract tools bench clean
 
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
-$(STAMP): pyproject.toml setup.py service/scoring.py service/serialize.py service/hands.py service/patterns.py
+$(STAMP): pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/hands.py service/patterns.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'

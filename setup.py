@@ -10,7 +10,8 @@ import os
 
 from setuptools import setup
 
-COMPILED = ["service/scoring.py", "service/serialize.py", "service/hands.py", "service/patterns.py"]
+SCORING = ["service/scoring/__init__.py", "service/scoring/results.py", "service/scoring/evaluation.py", "service/scoring/stages.py"]
+COMPILED = [*SCORING, "service/serialize.py", "service/hands.py", "service/patterns.py"]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":
     setup()

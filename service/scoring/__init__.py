@@ -1,0 +1,85 @@
+"""The settlement pipeline (docs/rules.md §2.3–§7, §9.4): ``results`` (what it answers), ``evaluation``
+(a room evaluated once), ``stages`` (each stage's ledger lines) and, here, the ledger and score.
+
+request → :class:`Room` → :func:`evaluate_room` (hands, fouls, instant wins and every pair's
+chi-by-chi comparison, decided once) → the stages, each a pure function of the evaluated room
+that returns its ledger lines: instant wins → chi and bonuses → scoops → fouls → aces. A small
+:class:`Ledger` totals them. No stage reads another's state; every number comes from a ruleset
+field that the line names.
+"""
+
+from __future__ import annotations
+
+from service.contract import Room
+from service.hands import POSITIONS
+from service.scoring.evaluation import (
+    EvaluatedRoom,
+    arrangement_foul,
+    chi_value,
+    evaluate_room,
+    qualifying_patterns,
+    ruleset_arrangement_patterns,
+)
+from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
+from service.scoring.stages import STAGES, scoop_payment
+
+__all__ = [
+    "STAGES",
+    "STEPS",
+    "ChiOutcome",
+    "InstantWin",
+    "LedgerLine",
+    "PairShowdown",
+    "PlayerResult",
+    "Result",
+    "Step",
+    "arrangement_foul",
+    "chi_value",
+    "evaluate_room",
+    "qualifying_patterns",
+    "ruleset_arrangement_patterns",
+    "scoop_payment",
+    "score",
+]
+
+
+class Ledger:
+    """The room's ledger lines (given in step order; lines of 0 units are dropped), and what they add
+    up to per player and per pair."""
+
+    def __init__(self, room: EvaluatedRoom, lines: list[LedgerLine]) -> None:
+        self.lines = [line for line in lines if line.units > 0]
+        index = {player.id: k for k, player in enumerate(room.players)}
+        self.units = [0] * len(room.players)
+        self.pair_units: dict[tuple[int, int], int] = {}  # (i, j), i < j → what j paid i, net
+        for line in self.lines:
+            payer, payee = index[line.payer], index[line.payee]
+            self.units[payer] -= line.units
+            self.units[payee] += line.units
+            key = (payer, payee) if payer < payee else (payee, payer)
+            self.pair_units[key] = self.pair_units.get(key, 0) + (line.units if payee < payer else -line.units)
+
+
+def _showdown(room: EvaluatedRoom, ledger: Ledger) -> list[PairShowdown]:
+    scooped_by = {(pair.i, pair.j): room.players[winner].id for pair, winner, _ in room.scoops}
+    showdown = []
+    for pair in room.pairs:
+        a, b = room.players[pair.i], room.players[pair.j]
+        chi = [
+            ChiOutcome(position, None if winner is None else room.players[winner].id, value)
+            for position, winner, value in zip(POSITIONS, pair.winners, pair.values, strict=False)
+        ]
+        net = ledger.pair_units.get((pair.i, pair.j), 0)
+        showdown.append(
+            PairShowdown((a.id, b.id), pair.settled_by, chi, scooped_by.get((pair.i, pair.j)), {a.id: net, b.id: -net})
+        )
+    return showdown
+
+
+def score(room: Room) -> Result:
+    """Settle one validated room; raises :class:`RoomRejected` for a false declaration."""
+    evaluated = evaluate_room(room)
+    ledger = Ledger(evaluated, [line for stage in STAGES for line in stage(evaluated)])
+    for player, units in zip(evaluated.players, ledger.units, strict=True):
+        player.units = units
+    return Result(room, evaluated.players, ledger.lines, _showdown(evaluated, ledger))

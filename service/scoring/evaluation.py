@@ -1,0 +1,234 @@
+"""A room evaluated once, for the stages to read: each player's hands, foul and instant win, and how
+each pair is settled chi by chi (docs/rules.md §2.3–§5), with the value of each chi won."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from service.cards import ACE, Card
+from service.contract import Fault, PlayerEntry, Room, RoomRejected
+from service.hands import POSITIONS, HandValue, Position
+from service.patterns import CardStats, Split, arrangement_patterns, card_patterns, card_stats
+from service.rulesets import Ruleset
+from service.scoring.results import InstantWin, PlayerResult, SettledBy
+from service.texts import Text
+
+
+def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
+    """Why an arrangement fouls (§2.3), or None: equal hands are legal."""
+    if hands["front"].strength > hands["middle"].strength:
+        return "front_beats_middle"
+    if hands["middle"].strength > hands["back"].strength:
+        return "middle_beats_back"
+    return None
+
+
+def _evaluate_player(entry: PlayerEntry, ruleset: Ruleset, stats: CardStats) -> PlayerResult:
+    table = ruleset.hand_table
+    hands: dict[Position, HandValue] | None = None
+    if entry.arrangement is not None:
+        hands = table.describe_all(entry.arrangement)
+    reason = None
+    if entry.status == "left":
+        reason = "left"
+    elif entry.status == "timed_out" and ruleset.timeout == "foul":
+        reason = "timed_out"
+    elif hands is not None:
+        reason = arrangement_foul(hands)
+    aces = stats.rank_counts[ACE]
+    return PlayerResult(
+        id=entry.id,
+        status=entry.status,
+        hands=hands,
+        fouled=reason is not None,
+        foul_reason=reason,
+        aces=aces,
+        instant_win=None,
+        declared=entry.declare,
+    )
+
+
+def qualifying_patterns(
+    cards: tuple[Card, ...],
+    hands: Mapping[Position, HandValue] | None,
+    fouled: bool,
+    ruleset: Ruleset,
+    stats: CardStats | None = None,
+) -> dict[str, Split | None]:
+    """Every pattern of the ruleset's table these cards (and arrangement) qualify for."""
+    found = card_patterns(cards, ruleset.hand_table, ruleset.card_patterns, stats)
+    if hands is not None and not fouled:
+        found |= dict.fromkeys(ruleset_arrangement_patterns(hands, ruleset))
+    return found
+
+
+def ruleset_arrangement_patterns(hands: Mapping[Position, HandValue], ruleset: Ruleset) -> list[str]:
+    """The patterns of the ruleset's table that this (non-fouled) arrangement holds (maubinh-bao's BÁO
+    on a chi). The advisor asks the same."""
+    if not ruleset.arrangement_patterns:
+        return []
+    return [p for p in arrangement_patterns(hands) if p in ruleset.arrangement_patterns]
+
+
+def _strongest(found: Mapping[str, Split | None], ruleset: Ruleset) -> InstantWin | None:
+    row = ruleset.strongest(found)
+    return InstantWin(row.pattern, row.units, row.strength, found[row.pattern]) if row else None
+
+
+def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats]) -> None:
+    ruleset = room.ruleset
+    faults = []
+    for index, (entry, player) in enumerate(zip(room.players, players, strict=True)):
+        if entry.status == "left":
+            continue
+        if ruleset.instant_mode == "declared" and not entry.declare:
+            continue
+        found = qualifying_patterns(entry.cards, player.hands, player.fouled, ruleset, stats[index])
+        player.instant_win = _strongest(found, ruleset)
+        if entry.declare and player.instant_win is None:
+            faults.append(
+                Fault(
+                    f"/players/{index}/declare",
+                    Text(
+                        "fault.false_declaration_fouled" if player.fouled else "fault.false_declaration",
+                        ruleset=ruleset.id,
+                    ),
+                    "false_declaration",
+                )
+            )
+    if faults:
+        raise RoomRejected(faults)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """How one pair (i < j) is settled, decided once: who won each chi and what that chi is worth.
+
+    ``winners``, ``values`` and ``bonus_keys`` run over POSITIONS; a tie has winner None, value 0.
+    ``won`` and ``totals`` are per side (i, j): chi won, and total(A, B) of docs/rules.md §6.
+    """
+
+    i: int
+    j: int
+    settled_by: SettledBy
+    winners: tuple[int | None, ...] = ()
+    values: tuple[int, ...] = ()
+    bonus_keys: tuple[str | None, ...] = ()
+    won: tuple[int, int] = (0, 0)
+    totals: tuple[int, int] = (0, 0)
+
+    def chi_won(self, player: int) -> int:
+        return self.won[0] if player == self.i else self.won[1]
+
+    def total(self, player: int) -> int:
+        """What the other player paid ``player`` in chi and bonus lines."""
+        return self.totals[0] if player == self.i else self.totals[1]
+
+
+@dataclass(frozen=True)
+class EvaluatedRoom:
+    """Everything the stages read: the room, its players evaluated, and how each pair is settled."""
+
+    room: Room
+    players: list[PlayerResult]
+    pairs: tuple[Pair, ...]
+    scoops: tuple[tuple[Pair, int, int], ...]
+    """(pair, winner, loser) for every scoop (§6), in pair order."""
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self.room.ruleset
+
+
+def pair_indices(n: int) -> Iterator[tuple[int, int]]:
+    for i in range(n):
+        for j in range(i + 1, n):
+            yield i, j
+
+
+def chi_value(ruleset: Ruleset, position: Position, bonus_keys: tuple[str, ...]) -> tuple[int, str | None]:
+    """A won chi's value (§5, §11.1 bonuses.mode) and the bonus-table key that set it: the most specific
+    entry, instead of 1 (``replace``) or on top of it (``add``); 1 where no entry matches."""
+    table = ruleset.bonuses[position]
+    for key in bonus_keys:
+        if key in table:
+            return (table[key] + 1 if ruleset.bonus_mode == "add" else table[key]), key
+    return 1, None
+
+
+def _compare(i: int, j: int, a: PlayerResult, b: PlayerResult, ruleset: Ruleset) -> Pair:
+    """§5 for one pair: chi by chi, or every chi to the side that did not foul."""
+    if a.fouled and b.fouled:
+        return Pair(i, j, "both_fouled")
+    winners: list[int | None] = []
+    values: list[int] = []
+    keys: list[str | None] = []
+    won_i = won_j = total_i = total_j = 0
+    for position in POSITIONS:
+        if a.fouled or b.fouled:
+            winner: int | None = j if a.fouled else i
+        else:
+            assert a.hands is not None and b.hands is not None
+            strength_a, strength_b = a.hands[position].strength, b.hands[position].strength
+            winner = None if strength_a == strength_b else i if strength_a > strength_b else j
+        value, key = 0, None
+        if winner is not None:
+            hands = (a if winner == i else b).hands
+            assert hands is not None
+            value, key = chi_value(ruleset, position, hands[position].info.bonus_keys)
+            if winner == i:
+                won_i, total_i = won_i + 1, total_i + value
+            else:
+                won_j, total_j = won_j + 1, total_j + value
+        winners.append(winner)
+        values.append(value)
+        keys.append(key)
+    settled_by: SettledBy = "foul" if a.fouled or b.fouled else "comparison"
+    return Pair(i, j, settled_by, tuple(winners), tuple(values), tuple(keys), (won_i, won_j), (total_i, total_j))
+
+
+def _settle_pairs(players: list[PlayerResult], ruleset: Ruleset) -> tuple[Pair, ...]:
+    anyone_instant = any(p.instant_win is not None for p in players)
+    pairs = []
+    for i, j in pair_indices(len(players)):
+        a, b = players[i], players[j]
+        if a.instant_win is not None or b.instant_win is not None:
+            pairs.append(Pair(i, j, "instant_win"))
+        elif ruleset.ends_round and anyone_instant:
+            pairs.append(Pair(i, j, "round_ended"))
+        elif ruleset.fixed_foul_units is not None and a.fouled != b.fouled:
+            pairs.append(Pair(i, j, "fixed_foul"))
+        else:
+            pairs.append(_compare(i, j, a, b, ruleset))
+    return tuple(pairs)
+
+
+def _scoopable(player: PlayerResult, ruleset: Ruleset) -> bool:
+    if not player.fouled:
+        return True
+    if not ruleset.foul_is_scoop:
+        return False
+    return player.status != "left" or ruleset.left_is_scooped
+
+
+def _scoops(
+    pairs: tuple[Pair, ...], players: list[PlayerResult], ruleset: Ruleset
+) -> tuple[tuple[Pair, int, int], ...]:
+    """Every scoop (§6): all three chi won, from a loser the ruleset lets be scooped."""
+    found = []
+    for pair in pairs:
+        for winner, loser in ((pair.i, pair.j), (pair.j, pair.i)):
+            if pair.chi_won(winner) == 3 and _scoopable(players[loser], ruleset):
+                found.append((pair, winner, loser))
+    return tuple(found)
+
+
+def evaluate_room(room: Room) -> EvaluatedRoom:
+    """Hands, fouls, instant wins and pair comparisons; raises :class:`RoomRejected` for a false BÁO."""
+    ruleset = room.ruleset
+    stats = [card_stats(entry.cards) for entry in room.players]
+    players = [_evaluate_player(entry, ruleset, s) for entry, s in zip(room.players, stats, strict=True)]
+    _instant_wins(room, players, stats)
+    pairs = _settle_pairs(players, ruleset)
+    return EvaluatedRoom(room, players, pairs, _scoops(pairs, players, ruleset))

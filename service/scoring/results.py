@@ -1,0 +1,75 @@
+"""What a settlement answers: each player's result, the ledger's lines, each pair's showdown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from service.contract import Room, Status
+from service.hands import HandValue, Position
+from service.patterns import Split
+from service.texts import Message
+
+Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
+STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
+
+
+@dataclass(frozen=True)
+class InstantWin:
+    pattern: str
+    units: int
+    strength: int
+    split: Split | None = None
+
+
+class LedgerLine(NamedTuple):
+    step: Step
+    payer: str
+    payee: str
+    units: int
+    rule: str
+    explanation: Message
+    position: Position | None = None
+    hands: Mapping[str, str | None] | None = None
+
+
+@dataclass
+class PlayerResult:
+    id: str
+    status: Status
+    hands: dict[Position, HandValue] | None
+    fouled: bool
+    foul_reason: str | None
+    aces: int
+    instant_win: InstantWin | None
+    declared: bool
+    units: int = 0
+
+
+SettledBy = Literal["instant_win", "comparison", "foul", "fixed_foul", "both_fouled", "round_ended"]
+
+
+class ChiOutcome(NamedTuple):
+    position: Position
+    winner: str | None
+    units: int
+
+
+@dataclass
+class PairShowdown:
+    """What passed between two players: for the chi-by-chi reveal and the summary table."""
+
+    players: tuple[str, str]
+    settled_by: SettledBy
+    chi: list[ChiOutcome] = field(default_factory=list)
+    scooped_by: str | None = None
+    units: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    room: Room
+    players: list[PlayerResult]
+    ledger: list[LedgerLine]
+    showdown: list[PairShowdown]
