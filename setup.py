@@ -10,7 +10,7 @@ import os
 
 from setuptools import setup
 
-SCORING = ["service/scoring/__init__.py", "service/scoring/results.py", "service/scoring/evaluation.py", "service/scoring/stages.py"]
+SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "stages")]
 COMPILED = [*SCORING, "service/serialize.py", "service/hands.py", "service/patterns.py"]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":
