@@ -7,6 +7,7 @@ process, writing each answer as soon as it is made.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -73,20 +74,41 @@ class Chunk:
     agreed: int
 
 
-def _answer_chunk(lines: list[bytes]) -> Chunk:
-    """One chunk, in a worker. An agreeing verify answer is counted, not written."""
+def _round_id(line: bytes) -> str | None:
+    """The line's ``round_id``, if it has one that reads as text: its problem names it."""
+    try:
+        found = json.loads(line).get("round_id")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """A problem, or a verify answer, with the input line it answers and that line's round, so that
+    an audit of a month of rounds can tell which one each is (a scored line keeps its bytes)."""
+    round_id = body["result"]["round_id"] if status == 200 else _round_id(line)
+    return {"line": number, "round_id": round_id, **body}
+
+
+def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
+    """One chunk, in a worker: its first line's number and its lines. An agreeing verify answer is
+    counted, not written."""
     assert _worker is not None
     csv, language = _worker.csv, _worker.language
     operation = OPERATIONS[_worker.name]
+    traces_answers = _worker.name == "verify"  # what verify writes are disagreements
+    first, lines = numbered
     out, aside = [], []
     refused = agreed = 0
-    for line in lines:
+    for number, line in enumerate(lines, start=first):
         try:
             status, body = answer(operation, line, _worker.catalogue, _worker.defaults, language)
         except Exception:  # a defect on one line must not cost the rest of the run
             traceback.print_exc(file=sys.stderr)
             status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
         refused += status != 200
+        if status != 200 or (traces_answers and not settles(status, body)):
+            body = _traced(number, line, status, body)
         if settles(status, body):
             agreed += 1
         elif csv and status == 200:
@@ -98,15 +120,17 @@ def _answer_chunk(lines: list[bytes]) -> Chunk:
     return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed)
 
 
-def _chunks(lines: Iterable[bytes], size: int) -> Iterator[list[bytes]]:
+def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
+    """Lines ``size`` at a time, each chunk with its first line's number (from 1)."""
     chunk: list[bytes] = []
-    for line in lines:
+    first = 1
+    for number, line in enumerate(lines, start=1):
         chunk.append(line)
         if len(chunk) == size:
-            yield chunk
-            chunk = []
+            yield first, chunk
+            first, chunk = number + 1, []
     if chunk:
-        yield chunk
+        yield first, chunk
 
 
 def run(

@@ -53,8 +53,20 @@ def test_jsonl_answers_every_line_and_goes_on_after_a_bad_one() -> None:
     done = run("score", "--jsonl", "-", stdin=stdin)
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [a.get("status", 200) for a in answers] == [200, 400, 422, 200]
-    assert answers[0] == answers[3]
+    assert answers[0] == answers[3] and "line" not in answers[0]  # a scored line keeps its bytes
+    assert [(a["line"], a["round_id"]) for a in answers[1:3]] == [(2, None), (3, None)]
     assert done.returncode == 0
+
+
+def test_a_refusal_names_its_input_line_and_round_across_chunks(tmp_path: Path) -> None:
+    """300 lines go to two workers in chunks of 256: the refusal at line 290 still says 290."""
+    lines = [json.dumps({**E1, "round_id": f"r{k}"}) for k in range(1, 301)]
+    lines[289] = json.dumps({**E1, "round_id": "r290", "stake": 0})
+    path = tmp_path / "rooms.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    answers = [json.loads(line) for line in run("score", "--jsonl", str(path), "--jobs", "2").stdout.splitlines()]
+    refused = [a for a in answers if "status" in a]
+    assert [(a["line"], a["round_id"], a["status"]) for a in refused] == [(290, "r290", 422)]
 
 
 def test_same_request_same_bytes() -> None:
@@ -237,6 +249,7 @@ def test_verify_jsonl_writes_only_disagreements_and_refusals_with_a_summary(tmp_
     assert one.stdout == two.stdout
     written = [json.loads(line) for line in one.stdout.splitlines()]
     assert [w.get("agrees", w.get("status")) for w in written] == [False, 422, 400]
+    assert [w["line"] for w in written] == [6, 7, 8]
     assert one.stderr.strip().startswith("maubinh verify: 8 rooms checked, 5 agree, 1 disagree, 2 refused, ")
     agreeing = tmp_path / "ok.jsonl"
     agreeing.write_text(_claim({"P": -9000, "Q": 9000}) + "\n")
