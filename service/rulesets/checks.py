@@ -205,6 +205,8 @@ def _schema_errors(document: Any, checked: Mapping[str, Any] | None) -> Iterator
 def _schema_faults(document: Any, checked: Mapping[str, Any] | None = None) -> Iterator[RulesetFault]:
     for error in _schema_errors(document, checked):
         path: Path = tuple(error.absolute_path)
+        if error.validator == "maxProperties" and _resolve_ref(error.schema).get("additionalProperties") is False:
+            continue  # too many members of a closed object means unknown ones, each named below
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             known = _resolve_ref(error.schema).get("properties", {})
             for key in error.instance:

@@ -320,3 +320,9 @@ def test_caller_text_in_a_csv_cell_never_becomes_a_formula() -> None:
     answer = documents.score_document({**E1, "round_id": '=HYPERLINK("http://x")'})
     rows = spreadsheet.ledger_rows(answer).decode().splitlines()
     assert all(row.startswith("\"'=HYPERLINK(") for row in rows)
+
+
+def test_an_unknown_patch_key_is_one_fault_not_a_dump_of_the_ruleset(client: FlaskClient) -> None:
+    """The root's maxProperties (14) would also refuse the merged document, quoting it whole."""
+    answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": {"foo": 1}}})
+    assert problems(answer) == {("/ruleset/patch/foo", "unknown_field")}
