@@ -35,6 +35,14 @@ bound is refused on its size alone: otherwise one batch room could make the serv
 list, a million unknown fields."""
 
 
+BELOW: dict[tuple[str, ...], frozenset[str]] = {
+    place[:depth]: frozenset(other[depth] for other in BOUNDS if len(other) > depth and other[:depth] == place[:depth])
+    for place in BOUNDS
+    for depth in range(len(place))
+}
+"""For each place on the way to a bound, the steps below it that lead to one: the walk's map, made once."""
+
+
 def oversized(raw: Any, path: tuple[str, ...] = ()) -> Iterator[Fault]:
     """The places of ``raw`` past their bound; the walk goes only where BOUNDS has a place below, and
     only into containers within their bound, so it costs no more than the bounds allow."""
@@ -44,7 +52,7 @@ def oversized(raw: Any, path: tuple[str, ...] = ()) -> Iterator[Fault]:
         message = Text(bound.text, most=bound.most, count=len(raw))
         yield Fault("".join(f"/{escape(step)}" for step in path), message, bound.code)
         return
-    below = {other[len(place)] for other in BOUNDS if len(other) > len(place) and other[: len(place)] == place}
+    below = BELOW.get(place, frozenset())
     if isinstance(raw, dict):
         for key in sorted(below & raw.keys()):
             yield from oversized(raw[key], (*path, key))
