@@ -1,4 +1,4 @@
-"""Rulesets as data (docs/rules.md §9, §11): JSON documents checked against one schema.
+"""Rulesets as data (docs/rules.md §9, §11, §12): JSON documents checked against one schema.
 
 The pipeline reads only the fields of :class:`Ruleset`; nothing branches on an id. A ruleset's
 digest is the SHA-256 of its canonical JSON (sorted keys, no white space, UTF-8), so a result
@@ -11,6 +11,8 @@ resolves them.
 from service.rulesets.build import build_ruleset, canonical_json, digest_of
 from service.rulesets.checks import check_document, patch_bound_faults, schema, with_defaults
 from service.rulesets.model import (
+    AceBalance,
+    AceCollectors,
     AceRule,
     Change,
     InstantWinRow,
@@ -22,6 +24,8 @@ from service.rulesets.model import (
 )
 
 __all__ = [
+    "AceBalance",
+    "AceCollectors",
     "AceRule",
     "Change",
     "InstantWinRow",

@@ -13,7 +13,16 @@ from typing import Any
 from service.hands import POSITIONS
 from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
 from service.rulesets.checks import check_document, with_defaults
-from service.rulesets.model import AceRule, Change, InstantWinRow, Ruleset, RulesetError, RulesetRef
+from service.rulesets.model import (
+    AceBalance,
+    AceCollectors,
+    AceRule,
+    Change,
+    InstantWinRow,
+    Ruleset,
+    RulesetError,
+    RulesetRef,
+)
 
 
 def canonical_json(value: object) -> bytes:
@@ -22,6 +31,26 @@ def canonical_json(value: object) -> bytes:
 
 def digest_of(document: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(document)).hexdigest()
+
+
+def _sweep_multipliers(declared: int | list[dict[str, int]]) -> dict[int, int]:
+    if isinstance(declared, int):
+        return {3: declared, 4: declared}
+    return {row["room_size"]: row["multiplier"] for row in declared}
+
+
+def _ace_rule(declared: dict[str, Any] | None) -> AceRule | None:
+    if declared is None:
+        return None
+    if declared["mode"] == "balance":
+        return AceBalance(declared["room_size"], declared["units_per_ace"], declared["skip_when_instant_win"])
+    return AceCollectors(
+        declared["room_size"],
+        declared["no_ace_pays"],
+        declared["collector_min_aces"],
+        declared["four_aces_receives"],
+        declared["skip_when_instant_win"],
+    )
 
 
 def build_ruleset(
@@ -58,18 +87,24 @@ def build_ruleset(
         timeout=data["timeout"],
         instant_mode=data["instant_wins"]["mode"],
         ends_round=data["instant_wins"]["ends_round"],
+        collision=data["instant_wins"]["collision"],
+        settles_pair=data["instant_wins"]["settles_pair"],
         instant_wins=tuple(InstantWinRow(**row) for row in data["instant_wins"]["table"]),
         bonus_mode=data["bonuses"]["mode"],
         bonuses=MappingProxyType({p: MappingProxyType(dict(data["bonuses"][p])) for p in POSITIONS}),
         scoop_flat=scoop.get("multiplier"),
         scoop_table=MappingProxyType(scoop_table),
         scoop_basis=scoop["basis"],
-        sweep_multiplier=scoop["sweep_multiplier"],
+        scoop_fixed_units=scoop.get("fixed_units"),
+        sweep_multipliers=MappingProxyType(_sweep_multipliers(scoop["sweep_multiplier"])),
+        sweep_is_table=isinstance(scoop["sweep_multiplier"], list),
+        sweep_pays=scoop["sweep_pays"],
         foul_is_scoop=fouls["foul_is_scoop"],
         foul_multiplier=fouls["foul_multiplier"],
         left_is_scooped=fouls["left_is_scooped"],
         fixed_foul_units=fouls["fixed_units"],
-        aces=AceRule(**data["aces"]) if data["aces"] else None,
+        both_fouled=fouls["both_fouled"],
+        aces=_ace_rule(data["aces"]),
         data=MappingProxyType(dict(document)),
         card_patterns=frozenset(patterns) & frozenset(CARD_PATTERNS),
         arrangement_patterns=frozenset(patterns) & frozenset(ARRANGEMENT_PATTERNS),

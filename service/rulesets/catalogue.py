@@ -213,16 +213,17 @@ class Catalogue:
         usable = {key: value for key, value in patch.items() if key not in refused}
         base_document = with_defaults(base.data)
         merged = with_defaults(merge_patch(base_document, usable))
+        written = with_defaults(merge_patch(dict(base.data), usable), version=int(base.version))
         if "id" not in patch and not faults:
             if merged == base_document:
                 return build_ruleset(base.data, digest=base.digest, base=base.ref)
-            merged["id"] = f"{base.id}{CUSTOM_SUFFIX}"
+            merged["id"] = written["id"] = f"{base.id}{CUSTOM_SUFFIX}"
         try:
             resolved = build_ruleset(
-                merged,
+                written,
                 base=base.ref,
                 changes=changes_between(base_document, merged),
-                digest=digest_of(merged),
+                digest=digest_of(written),
                 merged_from=base_document,
             )
         except RulesetError as error:

@@ -1,4 +1,4 @@
-"""What a ruleset document must be (docs/rules.md §11.3): the schema (service/rulesets/schema.json)
+"""What a ruleset document must be (docs/rules.md §11.3, §12.2): the schema (service/rulesets/schema.json)
 with its defaults, a patch's cheap bounds, §11.3's invariants beyond the schema, and each refusal
 in words of each language."""
 
@@ -51,18 +51,25 @@ def _resolve_ref(node: Mapping[str, Any]) -> Mapping[str, Any]:
     return node
 
 
-def with_defaults(document: Mapping[str, Any], node: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def with_defaults(
+    document: Mapping[str, Any], node: Mapping[str, Any] | None = None, *, version: int | None = None
+) -> dict[str, Any]:
     """A copy with every key the schema gives a ``default`` filled in where absent (§11: a deleted
     nullable key is null again; a knob left out is its default). Values of the wrong type are kept
-    as they are, for :func:`check_document` to report."""
+    as they are, for :func:`check_document` to report.
+
+    ``version``: fill only the knobs that version of the built-ins knew (``x-since-version``), as a
+    variant of it is written out: its document, and so its digest, stays what it was before later
+    knobs existed. Left out, every default is filled, as the pipeline reads a document."""
     node = _resolve_ref(schema() if node is None else node)
     out = dict(document)
     for key, declared in node.get("properties", {}).items():
         child = _resolve_ref(declared)
-        if key not in out and "default" in child:
+        known = version is None or child.get("x-since-version", 1) <= version
+        if key not in out and "default" in child and known:
             out[key] = copy.deepcopy(child["default"])
         elif isinstance(out.get(key), dict) and "properties" in child:
-            out[key] = with_defaults(out[key], child)
+            out[key] = with_defaults(out[key], child, version=version)
     return out
 
 
@@ -251,13 +258,57 @@ def _scoop_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
             )
 
 
+def _sweep_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
+    """§12.2: a sweep table has one row per room size a room can be swept in, max(3, min)…max."""
+    table, players = document["scoop"]["sweep_multiplier"], document["players"]
+    if not isinstance(table, list):
+        return
+    sizes = sorted(row["room_size"] for row in table)
+    low = max(3, players["min"])
+    if sizes != list(range(low, players["max"] + 1)):
+        yield RulesetFault(
+            ("scoop", "sweep_multiplier"),
+            Text("ruleset.sweep_table_rows", low=low, high=players["max"], sizes=sizes),
+        )
+
+
+def _scoop_basis_faults(scoop: Mapping[str, Any]) -> Iterator[RulesetFault]:
+    """§12.2: ``scoop.fixed_units`` is there exactly when the basis is ``fixed``."""
+    if (scoop["basis"] == "fixed") != ("fixed_units" in scoop):
+        yield RulesetFault(("scoop", "fixed_units"), Text("ruleset.scoop_fixed_units", basis=scoop["basis"]))
+
+
+ACE_KEYS = {
+    "collectors": {"room_size", "mode", "no_ace_pays", "collector_min_aces", "four_aces_receives"},
+    "balance": {"room_size", "mode", "units_per_ace"},
+}
+"""§12.2: the keys of an ``aces`` document by its mode (``skip_when_instant_win`` may join either)."""
+
+
+def _ace_faults(aces: Mapping[str, Any] | None) -> Iterator[RulesetFault]:
+    if aces is None:
+        return
+    wanted = ACE_KEYS[aces["mode"]]
+    have = set(aces) - {"skip_when_instant_win"}
+    for key in sorted(have - wanted):
+        yield RulesetFault(("aces", key), Text("ruleset.aces_key_extra", key=key, mode=aces["mode"]))
+    for key in sorted(wanted - have):
+        yield RulesetFault(("aces", key), Text("ruleset.aces_key_missing", key=key, mode=aces["mode"]))
+
+
 def _invariant_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
-    """§11.3 beyond the schema; runs only on a document the schema accepts."""
+    """§11.3 and §12.2 beyond the schema; runs only on a document the schema accepts."""
     players = document["players"]
     if players["min"] > players["max"]:
         yield RulesetFault(("players",), Text("ruleset.players_order", low=players["min"], high=players["max"]))
     else:
         yield from _scoop_table_faults(document)
+        yield from _sweep_table_faults(document)
+    yield from _scoop_basis_faults(document["scoop"])
+    instant_wins = document["instant_wins"]
+    if not instant_wins["settles_pair"] and instant_wins["ends_round"]:
+        yield RulesetFault(("instant_wins", "settles_pair"), Text("ruleset.settles_pair_ends_round"))
+    yield from _ace_faults(document["aces"])
     seen: set[str] = set()
     for k, row in enumerate(document["instant_wins"]["table"]):
         if row["pattern"] in seen:

@@ -38,11 +38,28 @@ class InstantWinRow:
 
 
 @dataclass(frozen=True)
-class AceRule:
+class AceCollectors:
+    """§7 and §11.1: players with no ace pay those holding ``collector_min_aces`` or more."""
+
     room_size: int
     no_ace_pays: int
     collector_min_aces: int
     four_aces_receives: int
+    skip_when_instant_win: bool = False
+    mode: Literal["collectors"] = "collectors"
+
+
+@dataclass(frozen=True)
+class AceBalance:
+    """§12.1: each player's balance is (aces − 1) × ``units_per_ace``."""
+
+    room_size: int
+    units_per_ace: int
+    skip_when_instant_win: bool = False
+    mode: Literal["balance"] = "balance"
+
+
+AceRule = AceCollectors | AceBalance
 
 
 @dataclass(frozen=True)
@@ -78,17 +95,24 @@ class Ruleset:
     timeout: Literal["foul", "as_arranged"]
     instant_mode: Literal["automatic", "declared"]
     ends_round: bool
+    collision: Literal["stronger", "difference"]
+    settles_pair: bool
     instant_wins: tuple[InstantWinRow, ...]
     bonus_mode: Literal["replace", "add"]
     bonuses: MappingProxyType[str, MappingProxyType[str, int]]
     scoop_flat: int | None
     scoop_table: MappingProxyType[tuple[int, int], int]
-    scoop_basis: Literal["total", "chi"]
-    sweep_multiplier: int
+    scoop_basis: Literal["total", "chi", "fixed"]
+    scoop_fixed_units: int | None
+    sweep_multipliers: MappingProxyType[int, int]
+    """s by room size (3 and 4); one integer in the document stands for every size."""
+    sweep_is_table: bool
+    sweep_pays: Literal["scoop", "total"]
     foul_is_scoop: bool
     foul_multiplier: int
     left_is_scooped: bool
     fixed_foul_units: int | None
+    both_fouled: Literal["nothing", "compare"]
     aces: AceRule | None
     data: MappingProxyType[str, Any]
     """The document as served (``GET /v1/rulesets/{id}``) and digested."""
@@ -120,6 +144,13 @@ class Ruleset:
             if row.pattern in present and (best is None or row.strength > best.strength):
                 best = row
         return best
+
+    def sweep_multiplier(self, room_size: int) -> tuple[int, str]:
+        """The sweep multiplier s of a room of this size (1 for a room never swept), and its field."""
+        s = self.sweep_multipliers.get(room_size, 1)
+        return s, (
+            f"scoop.sweep_multiplier[room_size={room_size}]" if self.sweep_is_table else "scoop.sweep_multiplier"
+        )
 
     def scoop_multiplier(self, room_size: int, scoopers: int) -> tuple[int, str]:
         """The multiplier m and the ruleset field it came from."""

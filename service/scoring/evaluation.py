@@ -107,6 +107,7 @@ class Pair:
 
     ``winners``, ``values`` and ``bonus_keys`` run over POSITIONS; a tie has winner None, value 0.
     ``won`` and ``totals`` are per side (i, j): chi won, and total(A, B) of docs/rules.md §6.
+    ``knobs``: the ruleset fields (§12.1) that made this pair be settled so, for its lines to name.
     """
 
     i: int
@@ -117,6 +118,11 @@ class Pair:
     bonus_keys: tuple[str | None, ...] = ()
     won: tuple[int, int] = (0, 0)
     totals: tuple[int, int] = (0, 0)
+    knobs: tuple[str, ...] = ()
+
+    @property
+    def both_fouled_compared(self) -> bool:
+        return "fouls.both_fouled" in self.knobs
 
     def chi_won(self, player: int) -> int:
         return self.won[0] if player == self.i else self.won[1]
@@ -157,16 +163,20 @@ def chi_value(ruleset: Ruleset, position: Position, bonus_keys: tuple[str, ...])
     return 1, None
 
 
-def _compare(i: int, j: int, a: PlayerResult, b: PlayerResult, ruleset: Ruleset) -> Pair:
-    """§5 for one pair: chi by chi, or every chi to the side that did not foul."""
+def _compare(i: int, j: int, a: PlayerResult, b: PlayerResult, ruleset: Ruleset, knobs: tuple[str, ...]) -> Pair:
+    """§5 for one pair: chi by chi, or every chi to the side that did not foul; two fouled players
+    exchange nothing, or (§12.1 fouls.both_fouled) compare as if neither had fouled."""
     if a.fouled and b.fouled:
-        return Pair(i, j, "both_fouled")
+        if ruleset.both_fouled != "compare" or a.hands is None or b.hands is None:
+            return Pair(i, j, "both_fouled", knobs=knobs)
+        knobs = (*knobs, "fouls.both_fouled")
+    compared = a.fouled == b.fouled
     winners: list[int | None] = []
     values: list[int] = []
     keys: list[str | None] = []
     won_i = won_j = total_i = total_j = 0
     for position in POSITIONS:
-        if a.fouled or b.fouled:
+        if not compared:
             winner: int | None = j if a.fouled else i
         else:
             assert a.hands is not None and b.hands is not None
@@ -184,30 +194,37 @@ def _compare(i: int, j: int, a: PlayerResult, b: PlayerResult, ruleset: Ruleset)
         winners.append(winner)
         values.append(value)
         keys.append(key)
-    settled_by: SettledBy = "foul" if a.fouled or b.fouled else "comparison"
-    return Pair(i, j, settled_by, tuple(winners), tuple(values), tuple(keys), (won_i, won_j), (total_i, total_j))
+    settled_by: SettledBy = "comparison" if compared else "foul"
+    return Pair(i, j, settled_by, tuple(winners), tuple(values), tuple(keys), (won_i, won_j), (total_i, total_j), knobs)
 
 
 def _settle_pairs(players: list[PlayerResult], ruleset: Ruleset) -> tuple[Pair, ...]:
+    """How each pair is settled: by an instant win (§4; or, where it does not settle the pair, §12.1,
+    the pair is then settled as if no one held one), not at all (``ends_round``), by a fixed foul
+    payment (§11.1), or chi by chi (§5)."""
     anyone_instant = any(p.instant_win is not None for p in players)
     pairs = []
     for i, j in pair_indices(len(players)):
         a, b = players[i], players[j]
-        if a.instant_win is not None or b.instant_win is not None:
+        holds = a.instant_win is not None or b.instant_win is not None
+        knobs = ("instant_wins.settles_pair",) if holds else ()
+        if holds and ruleset.settles_pair:
             pairs.append(Pair(i, j, "instant_win"))
         elif ruleset.ends_round and anyone_instant:
             pairs.append(Pair(i, j, "round_ended"))
         elif ruleset.fixed_foul_units is not None and a.fouled != b.fouled:
-            pairs.append(Pair(i, j, "fixed_foul"))
+            pairs.append(Pair(i, j, "fixed_foul", knobs=knobs))
         else:
-            pairs.append(_compare(i, j, a, b, ruleset))
+            pairs.append(_compare(i, j, a, b, ruleset, knobs))
     return tuple(pairs)
 
 
-def _scoopable(player: PlayerResult, ruleset: Ruleset) -> bool:
+def _scoopable(player: PlayerResult, ruleset: Ruleset, pair: Pair) -> bool:
+    """Whether losing all three chi scoops this player: a fouled one only where the ruleset says so,
+    except between two fouled players compared (§12.1), settled as if neither had fouled."""
     if not player.fouled:
         return True
-    if not ruleset.foul_is_scoop:
+    if not (ruleset.foul_is_scoop or pair.both_fouled_compared):
         return False
     return player.status != "left" or ruleset.left_is_scooped
 
@@ -219,7 +236,7 @@ def _scoops(
     found = []
     for pair in pairs:
         for winner, loser in ((pair.i, pair.j), (pair.j, pair.i)):
-            if pair.chi_won(winner) == 3 and _scoopable(players[loser], ruleset):
+            if pair.chi_won(winner) == 3 and _scoopable(players[loser], ruleset, pair):
                 found.append((pair, winner, loser))
     return tuple(found)
 

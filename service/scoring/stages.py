@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from service.hands import HAND_NAMES, POSITIONS, Position
 from service.patterns import PATTERN_NAMES
-from service.rulesets import Ruleset
-from service.scoring.evaluation import EvaluatedRoom, pair_indices
-from service.scoring.results import LedgerLine, PlayerResult, Step
+from service.rulesets import AceBalance, AceCollectors, Ruleset
+from service.scoring.evaluation import EvaluatedRoom, Pair, pair_indices
+from service.scoring.results import InstantWin, LedgerLine, PlayerResult, Step
 from service.texts import KeyedName, Message, Named
 
 FOUL_REASONS: dict[str, Named] = {
@@ -50,33 +50,62 @@ def _line(
 # The stages: each reads the evaluated room and returns its ledger lines.
 
 
+def _with_knobs(rule: str, pair: Pair) -> str:
+    """A line's rule, and the §12.1 knobs that made its pair be settled as it was."""
+    return ", ".join((rule, *pair.knobs))
+
+
+def _collision(a: InstantWin, b: InstantWin, ruleset: Ruleset) -> tuple[int, str] | None:
+    """Two instant wins in one pair: which side (0: a, 1: b) is paid, or None. ``stronger`` (§4): by
+    strength; ``difference`` (§12.1): the larger units, by the difference."""
+    if ruleset.collision == "difference":
+        return None if a.units == b.units else ((0 if a.units > b.units else 1), "instant_wins.collision")
+    return None if a.strength == b.strength else ((0 if a.strength > b.strength else 1), "")
+
+
+INSTANT_WIN_TEXTS = {
+    ("ledger.instant_win", True): "ledger.instant_win",
+    ("ledger.instant_win", False): "ledger.instant_win_played",
+    ("ledger.instant_win_difference", True): "ledger.instant_win_difference",
+    ("ledger.instant_win_difference", False): "ledger.instant_win_difference_played",
+}
+"""An instant-win line's text, by whether the pair is then also played out (§12.1 settles_pair)."""
+
+
 def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§4: the weaker side of a pair pays the stronger instant win; equal strengths exchange nothing."""
+    """§4: a pair where one player holds an instant win pays it; two holders pay by the ruleset's
+    collision rule (the stronger, or the difference of the units). Paid whether or not the
+    instant win also settles the pair (§12.1 settles_pair)."""
     lines = []
     for pair in room.pairs:
-        if pair.settled_by != "instant_win":
+        wins = (room.players[pair.i].instant_win, room.players[pair.j].instant_win)
+        a, b = wins
+        if a is None and b is None:
             continue
-        a, b = room.players[pair.i].instant_win, room.players[pair.j].instant_win
-        if a is not None and (b is None or a.strength > b.strength):
-            winner, loser, win = pair.i, pair.j, a
-        elif b is not None and (a is None or b.strength > a.strength):
-            winner, loser, win = pair.j, pair.i, b
+        knob = ""
+        if a is not None and b is not None:
+            decided = _collision(a, b, room.ruleset)
+            if decided is None:
+                continue
+            side, knob = decided
         else:
-            continue
-        lines.append(
-            _line(
-                room,
-                "instant_win",
-                loser,
-                winner,
-                win.units,
-                f"instant_wins.table[{win.pattern}].units",
-                (
-                    "ledger.instant_win",
-                    {"winner": room.players[winner].id, "pattern": PATTERNS_NAMED[win.pattern], "units": win.units},
-                ),
-            )
-        )
+            side = 0 if a is not None else 1
+        winner, loser = (pair.i, pair.j) if side == 0 else (pair.j, pair.i)
+        win, other = wins[side], wins[1 - side]
+        assert win is not None
+        rule = f"instant_wins.table[{win.pattern}].units"
+        key = "ledger.instant_win"
+        values: dict[str, Any] = {"winner": room.players[winner].id, "pattern": PATTERNS_NAMED[win.pattern]}
+        units = win.units
+        if knob and other is not None:
+            units -= other.units
+            rule += f" − instant_wins.table[{other.pattern}].units, {knob}"
+            key = "ledger.instant_win_difference"
+            values |= {"loser": room.players[loser].id, "other": PATTERNS_NAMED[other.pattern]}
+            values |= {"units_won": win.units, "units_lost": other.units}
+        key = INSTANT_WIN_TEXTS[key, room.ruleset.settles_pair]
+        values["units"] = units
+        lines.append(_line(room, "instant_win", loser, winner, units, rule, (key, values)))
     return lines
 
 
@@ -93,7 +122,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             win, lose = room.players[winner], room.players[loser]
             assert win.hands is not None
             info = win.hands[position].info
-            lost_to = None if lose.fouled or lose.hands is None else lose.hands[position].info.id
+            lost_to = None if pair.settled_by == "foul" or lose.hands is None else lose.hands[position].info.id
             hands = {"payee": info.id, "payer": lost_to}
             where = names[position]
             if lost_to is None:
@@ -110,7 +139,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     1,
-                    "docs/rules.md §5: one unit per chi won",
+                    _with_knobs("docs/rules.md §5: one unit per chi won", pair),
                     how,
                     position,
                     hands,
@@ -125,7 +154,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         loser,
                         winner,
                         value - 1,
-                        f"bonuses.{position}.{key}",
+                        _with_knobs(f"bonuses.{position}.{key}", pair),
                         (
                             "ledger.bonus_added" if room.ruleset.bonus_mode == "add" else "ledger.bonus",
                             {"position": where, "hand": HAND_NAMES[key], "value": value, "bonus": value - 1},
@@ -162,54 +191,92 @@ class ScoopPayment(NamedTuple):
     rule: str
 
 
+SCOOP_BASES = {"total": "", "chi": ", scoop.basis", "fixed": ", scoop.fixed_units"}
+"""Each scoop basis, and what a scoop line's rule adds to name it."""
+
+
+SCOOP_TEXTS = {
+    ("total", False): "ledger.scoop_total_basis",
+    ("chi", False): "ledger.scoop_chi_basis",
+    ("fixed", False): "ledger.scoop_fixed_basis",
+    ("total", True): "ledger.sweep_total_basis",
+    ("chi", True): "ledger.sweep_chi_basis",
+    ("fixed", True): "ledger.sweep_fixed_basis",
+}
+"""A scoop line's text by its basis, and whether a sweep multiplied it."""
+
+
 def scoop_payment(
     ruleset: Ruleset, room_size: int, scoopers: int, chi_won: int, total: int, sweeping: bool
 ) -> ScoopPayment:
     """§6: what one scoop pays, basis × (m × s − 1): m flat or by room size and the scooped player's
-    number of scoopers, s the sweep multiplier for a sweeper (else 1), the basis total(A,B) or the
-    chi won (§11.1); and the ruleset fields it read. The advisor asks the same."""
+    number of scoopers, s the sweep multiplier where a sweeper's scoops are multiplied (§11.1), else 1;
+    the basis total(A,B), the chi won, or a fixed number of units (§12.1); and the ruleset fields it
+    read. The advisor asks the same."""
     m, rule = ruleset.scoop_multiplier(room_size, scoopers)
-    s = ruleset.sweep_multiplier if sweeping else 1
-    by_chi = ruleset.scoop_basis == "chi"
-    if s > 1:
-        rule += " × scoop.sweep_multiplier"
-    if by_chi:
-        rule += ", scoop.basis"
-    basis = chi_won if by_chi else total
-    return ScoopPayment(basis * (m * s - 1), basis, m, s, rule)
+    s = 1
+    if sweeping and ruleset.sweep_pays == "scoop":
+        s, sweep_rule = ruleset.sweep_multiplier(room_size)
+        if s > 1:
+            rule += f" × {sweep_rule}"
+    basis = {"total": total, "chi": chi_won, "fixed": ruleset.scoop_fixed_units or 0}[ruleset.scoop_basis]
+    return ScoopPayment(basis * (m * s - 1), basis, m, s, rule + SCOOP_BASES[ruleset.scoop_basis])
+
+
+def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
+    n = len(room.players)
+    pays = scoop_payment(room.ruleset, n, scoopers, pair.chi_won(winner), pair.total(winner), sweeping)
+    s, m = pays.sweep, pays.multiplier
+    key = SCOOP_TEXTS[room.ruleset.scoop_basis, s > 1]
+    explanation = (
+        key,
+        {
+            "winner": room.players[winner].id,
+            "loser": room.players[loser].id,
+            "scoopers": scoopers,
+            "opponents": n - 1,
+            "sweep": s,
+            "basis": pays.basis,
+            "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+        },
+    )
+    return _line(room, "scoop", loser, winner, pays.units, _with_knobs(pays.rule, pair), explanation)
+
+
+def _sweep_total_line(room: EvaluatedRoom, pair: Pair, sweeper: int) -> LedgerLine:
+    """§12.1 sweep_pays total: the opponent pays the sweeper T × (s − 1), T what it paid in §5 (its
+    chi and bonus lines) or, for a pair settled by a fixed foul payment, that payment."""
+    ruleset, n = room.ruleset, len(room.players)
+    other = pair.j if sweeper == pair.i else pair.i
+    s, sweep_rule = ruleset.sweep_multiplier(n)
+    fixed = pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None
+    paid = ruleset.fixed_foul_units if fixed and ruleset.fixed_foul_units is not None else pair.total(sweeper)
+    rule = f"scoop.sweep_pays, {sweep_rule}" + (", fouls.fixed_units" if fixed else "")
+    explanation = (
+        "ledger.sweep_pays_total",
+        {"winner": room.players[sweeper].id, "loser": room.players[other].id, "total": paid, "sweep": s},
+    )
+    return _line(room, "scoop", other, sweeper, paid * (s - 1), _with_knobs(rule, pair), explanation)
 
 
 def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§6: the scooped player pays basis × (m − 1), m flat or by room size and number of scoopers; a
-    sweeper's scoops pay basis × (m × s − 1). The basis is total(A,B), or the chi won (§11.1)."""
+    """§6: each scoop pays basis × (m − 1), m flat or by room size and number of scoopers. A sweeper
+    (§11.1) is paid more: each of its scoops basis × (m × s − 1) (``sweep_pays: scoop``), or one more
+    line from each opponent of T × (s − 1) (``sweep_pays: total``, §12.1). Pairs in request order."""
     ruleset = room.ruleset
     n = len(room.players)
     scoopers = [0] * n
-    for _, _, loser in room.scoops:
-        scoopers[loser] += 1
-    sweeping = sweepers(room) if ruleset.sweep_multiplier > 1 else set()
-    lines = []
-    by_chi = ruleset.scoop_basis == "chi"
+    by_pair: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for pair, winner, loser in room.scoops:
-        pays = scoop_payment(ruleset, n, scoopers[loser], pair.chi_won(winner), pair.total(winner), winner in sweeping)
-        s, m, basis = pays.sweep, pays.multiplier, pays.basis
-        if s > 1:
-            key = "ledger.sweep_chi_basis" if by_chi else "ledger.sweep_total_basis"
-        else:
-            key = "ledger.scoop_chi_basis" if by_chi else "ledger.scoop_total_basis"
-        explanation = (
-            key,
-            {
-                "winner": room.players[winner].id,
-                "loser": room.players[loser].id,
-                "scoopers": scoopers[loser],
-                "opponents": n - 1,
-                "sweep": s,
-                "basis": basis,
-                "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
-            },
-        )
-        lines.append(_line(room, "scoop", loser, winner, pays.units, pays.rule, explanation))
+        scoopers[loser] += 1
+        by_pair.setdefault((pair.i, pair.j), []).append((winner, loser))
+    sweeping = sweepers(room) if ruleset.sweep_multiplier(n)[0] > 1 else set()
+    lines = []
+    for pair in room.pairs:
+        for winner, loser in by_pair.get((pair.i, pair.j), []):
+            lines.append(_scoop_line(room, pair, winner, loser, scoopers[loser], winner in sweeping))
+        if ruleset.sweep_pays == "total":
+            lines.extend(_sweep_total_line(room, pair, k) for k in (pair.i, pair.j) if k in sweeping)
     return lines
 
 
@@ -228,7 +295,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
             explanation = ("ledger.foul_fixed", {**who, "fixed": fixed})
-            lines.append(_line(room, "foul", loser, winner, fixed, "fouls.fixed_units", explanation))
+            lines.append(_line(room, "foul", loser, winner, fixed, _with_knobs("fouls.fixed_units", pair), explanation))
         elif f > 1:
             total = pair.total(winner)
             lines.append(
@@ -238,7 +305,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     total * (f - 1),
-                    "fouls.foul_multiplier",
+                    _with_knobs("fouls.foul_multiplier", pair),
                     ("ledger.foul_multiplied", {**who, "total": total, "multiplier": f}),
                 )
             )
@@ -254,13 +321,51 @@ def _four_aces_arranged(player: PlayerResult) -> bool:
 
 
 def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§7, last and never multiplied: four aces not arranged together collect from everyone; else the
-    players with no ace pay ``no_ace_pays`` shared among those with ``collector_min_aces`` or more."""
+    """§7, last and never multiplied, in rooms of the rule's size: by collectors (§7, §11.1) or by
+    balance (§12.1); none at all when someone holds an instant win and the rule skips it then."""
     rule = room.ruleset.aces
+    if rule is None or len(room.players) != rule.room_size:
+        return []
+    if rule.skip_when_instant_win and any(p.instant_win is not None for p in room.players):
+        return []
+    if isinstance(rule, AceBalance):
+        return _ace_balance_lines(room, rule)
+    return _ace_collector_lines(room, rule)
+
+
+def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine]:
+    """§12.1: each player's balance is (aces − 1) × u; creditors in request order collect from the
+    debtors in request order, each debtor paying what it still owes, until paid."""
+    u = rule.units_per_ace
+    owed = [(p.aces - 1) * u for p in room.players]
+    lines: list[LedgerLine] = []
+    for creditor in range(len(owed)):
+        for debtor in range(len(owed)):
+            if owed[creditor] <= 0:
+                break
+            if owed[debtor] >= 0:
+                continue
+            paid = min(owed[creditor], -owed[debtor])
+            owed[debtor] += paid
+            owed[creditor] -= paid
+            values = {
+                "payer": room.players[debtor].id,
+                "payee": room.players[creditor].id,
+                "payer_aces": room.players[debtor].aces,
+                "payee_aces": room.players[creditor].aces,
+                "units_per_ace": u,
+            }
+            lines.append(
+                _line(room, "ace", debtor, creditor, paid, "aces.units_per_ace", ("ledger.ace_balance", values))
+            )
+    return lines
+
+
+def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[LedgerLine]:
+    """Four aces not arranged together collect from everyone; else the players with no ace pay
+    ``no_ace_pays`` shared among those with ``collector_min_aces`` or more."""
     players = room.players
     lines: list[LedgerLine] = []
-    if rule is None or len(players) != rule.room_size:
-        return lines
     quad = next((k for k, p in enumerate(players) if p.aces == 4), None)
     if quad is not None:
         holder = players[quad]

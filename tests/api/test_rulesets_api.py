@@ -76,12 +76,12 @@ def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: Fl
     assert again.status_code == 304 and again.data == b"" and again.headers["ETag"] == f'"{digest}"'
     latest = client.get("/v1/rulesets/maubinh-2020", headers={"If-None-Match": f'"{digest}"'})
     assert latest.status_code == 200 and latest.headers["Cache-Control"] == "no-cache"
-    assert latest.get_json()["version"] == "2"
+    assert latest.get_json()["version"] == "3"
     assert client.get("/v1/rulesets/maubinh-2020@7").status_code == 404
 
 
 def test_the_listing_names_every_selectable_version(client: FlaskClient) -> None:
     listed = client.get("/v1/rulesets").get_json()["rulesets"]
     assert {(r["id"], r["version"], tuple(r["versions"])) for r in listed} == {
-        (rid, "2", ("1", "2")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
+        (rid, "3", ("1", "2", "3")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
     }

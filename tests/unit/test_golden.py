@@ -12,6 +12,7 @@ from service.documents import score_document
 
 CASES = golden_cases("public.jsonl")
 HOUSE = golden_cases("house-public.jsonl")
+HOUSE2 = golden_cases("house2-public.jsonl")
 
 
 def _line_key(line: dict[str, Any]) -> tuple[Any, ...]:
@@ -63,7 +64,7 @@ def check(case: dict[str, Any], request: dict[str, Any]) -> None:
 
 def test_each_golden_file_holds_scored_and_refused_cases_named_once() -> None:
     """A truncated or mangled copy of a golden file fails here rather than passing on fewer cases."""
-    for cases in (CASES, HOUSE):
+    for cases in (CASES, HOUSE, HOUSE2):
         names = [case["name"] for case in cases]
         assert len(names) == len(set(names))
         assert all(set(case) >= {"request", "expect"} for case in cases)
@@ -76,13 +77,19 @@ def test_golden_case(case: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-@pytest.mark.parametrize("version", ["1", "2"])
+@pytest.mark.parametrize("version", ["1", "2", "3"])
 def test_golden_case_pinned(case: dict[str, Any], version: str) -> None:
     """Each version of each built-in scores the golden rooms as the rules say: @1 as it always did,
-    @2 (which gained the house-rule knobs at their defaults) the same."""
+    @2 and @3 (which gained the house-rule knobs of §11 and §12 at their defaults) the same."""
     check(case, _pinned(case["request"], version))
 
 
 @pytest.mark.parametrize("case", HOUSE, ids=[c["name"] for c in HOUSE])
 def test_house_golden_case(case: dict[str, Any]) -> None:
+    check(case, case["request"])
+
+
+@pytest.mark.parametrize("case", HOUSE2, ids=[c["name"] for c in HOUSE2])
+def test_house2_golden_case(case: dict[str, Any]) -> None:
+    """The second family of house rules (docs/rules.md §12), scored and refused."""
     check(case, case["request"])

@@ -20,13 +20,14 @@ def raw(ruleset_id: str, version: str = "2") -> dict[str, Any]:
     return loaded
 
 
-def test_each_builtin_has_version_1_and_2_and_a_bare_id_is_the_latest() -> None:
-    assert {r.id: r.version for r in builtin_catalogue().latest.values()} == dict.fromkeys(IDS, "2")
+def test_each_builtin_has_versions_1_to_3_and_a_bare_id_is_the_latest() -> None:
+    assert {r.id: r.version for r in builtin_catalogue().latest.values()} == dict.fromkeys(IDS, "3")
     for ruleset_id in IDS:
-        assert [r.version for r in builtin_catalogue().versions(ruleset_id)] == ["1", "2"]
+        assert [r.version for r in builtin_catalogue().versions(ruleset_id)] == ["1", "2", "3"]
         assert builtin_catalogue().get(f"{ruleset_id}@1") is not builtin_catalogue().get(ruleset_id)
-        assert builtin_catalogue().get(f"{ruleset_id}@2") is builtin_catalogue().get(ruleset_id)
-    assert builtin_catalogue().get("maubinh-2020@3") is None
+        assert builtin_catalogue().get(f"{ruleset_id}@2") is not builtin_catalogue().get(ruleset_id)
+        assert builtin_catalogue().get(f"{ruleset_id}@3") is builtin_catalogue().get(ruleset_id)
+    assert builtin_catalogue().get("maubinh-2020@4") is None
 
 
 def test_version_1_is_the_document_served_before_house_rules_byte_for_byte() -> None:
@@ -45,7 +46,23 @@ def test_version_2_is_version_1_plus_the_knobs_at_their_defaults(ruleset_id: str
     assert two["fouls"] == {**one["fouls"], "fixed_units": None}
     same = ("players", "wheel", "labels", "timeout", "instant_wins", "aces", "title", "id")
     assert {k: two[k] for k in same} == {k: one[k] for k in same}
-    assert two == with_defaults(two), "version 2 states every knob"
+    assert two == with_defaults(two, version=2), "version 2 states every knob of its time"
+
+
+@pytest.mark.parametrize("ruleset_id", IDS)
+def test_version_3_is_version_2_plus_the_second_family_at_their_defaults(ruleset_id: str) -> None:
+    two, three = raw(ruleset_id, "2"), raw(ruleset_id, "3")
+    assert three["scoop"] == {**two["scoop"], "sweep_pays": "scoop"}
+    assert three["fouls"] == {**two["fouls"], "both_fouled": "nothing"}
+    assert three["instant_wins"] == {**two["instant_wins"], "collision": "stronger", "settles_pair": True}
+    if two["aces"] is None:
+        assert three["aces"] is None
+    else:
+        assert three["aces"] == {**two["aces"], "mode": "collectors", "skip_when_instant_win": False}
+    same = ("players", "wheel", "labels", "timeout", "bonuses", "title", "id", "sources")
+    assert {k: three[k] for k in same} == {k: two[k] for k in same}
+    assert three["choices"][: len(two["choices"])] == two["choices"]
+    assert three == with_defaults(three), "version 3 states every knob"
 
 
 DIGESTS = {
@@ -55,6 +72,9 @@ DIGESTS = {
     "maubinh-bao@2": "b1ade1403b863170f634953612e794a45ac59f1192b92aefdb5698f82c2e5e10",
     "maubinh-chi-at@1": "7766fe97d9de6363504cfb0e0456a79296ebe161e1789c64e32a58a7ff48cf1f",
     "maubinh-chi-at@2": "426ca53f5c21b8b4d989beea0cc75b29c6c7ed5b72db1c728067b0f851544957",
+    "maubinh-2020@3": "d4a4ec5ac26c9b94ff6932eea434b95400e239f6f8862e2a6587c4986baacc83",
+    "maubinh-bao@3": "196fdd900cc24557df2d987316dcee902726c32083e973b800ddd240befc41ae",
+    "maubinh-chi-at@3": "20e8807b822633541590e30677d86af5fa3c913426237b9adb1e56ef7f04cf8b",
 }
 """Each worked out apart from the code: ``jq -cSj . service/rulesets/builtin/<id>/<version>.json | sha256sum``
 (keys sorted, no white space, UTF-8), which is what docs/rules.md §11.2 says a digest is."""

@@ -56,7 +56,7 @@ def test_a_patch_restating_the_base_has_the_base_s_digest_however_it_is_written(
 def test_equal_variants_written_differently_share_one_digest_and_one_resolution() -> None:
     one = builtin_catalogue().resolve({"base": "maubinh-2020", "patch": {"scoop": {"multiplier": 2, "basis": "chi"}}})
     two = builtin_catalogue().resolve(
-        {"base": "maubinh-2020@2", "patch": {"scoop": {"basis": "chi", "multiplier": 2.0}}}
+        {"base": "maubinh-2020@3", "patch": {"scoop": {"basis": "chi", "multiplier": 2.0}}}
     )
     assert one is two
     assert one.id == "maubinh-2020~custom"
