@@ -148,3 +148,29 @@ def with_aces(seed: int, counts: list[int]) -> list[list[str]]:
             card_patterns(parse_hand(" ".join(h)), hand_table("second"), frozenset(CARD_PATTERNS)) for h in seats
         ):
             return seats
+
+
+# The house-rule rooms (tests/unit/test_house_rules.py's docstring works out what each pays).
+
+Q = "9S 9D 9C 9H 4D | 8S 8H 8C 6C 6D | AH 3D 2C"
+P = "AS AD 7C 7D 2H | KS KH 5H 5D 3S | QH JD 4C"
+P_FOULED = "KS KH 5H 5D 3S | AS AD 7C 7D 2H | QH JD 4C"  # middle beats back
+P_CARDS = "AS AD 7C 7D 2H KS KH 5H 5D 3S QH JD 4C"
+C = "TS TC TD 2S 2D | JS JC 4S 4H 5S | QS 6S 3C"
+C_FOULED = "JS JC 4S 4H 5S | TS TC TD 2S 2D | QS 6S 3C"
+SIX_PAIRS = "7S 7H 6S 6H 2S | 5S 5C 4S 4H 3C | TS 3H 2D"
+SAP_LANG = [{"room_size": 2, "by_scoopers": [2]}, {"room_size": 3, "by_scoopers": [2, 3]},
+            {"room_size": 4, "by_scoopers": [2, 2, 4]}]  # fmt: skip
+
+
+def variant(patch: dict[str, Any], base: str = "maubinh-2020") -> dict[str, Any]:
+    return {"base": base, "patch": patch}
+
+
+def heads_up(ruleset: Any, p: str = P, **p_extra: Any) -> dict[str, Any]:
+    p_seat = seat("P", p, **p_extra)
+    return scored(room(ruleset, p_seat, seat("Q", Q)))
+
+
+def three(ruleset: Any, c: str = C, **c_extra: Any) -> dict[str, Any]:
+    return scored(room(ruleset, seat("A", Q), seat("B", P), seat("C", c, **c_extra)))

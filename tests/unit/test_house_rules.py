@@ -1,6 +1,6 @@
 """House rules (docs/rules.md §11): each knob worked by hand, alone and combined.
 
-The rooms, hands written back | middle | front (maubinh-2020 unless a test patches it):
+The rooms (tests/helpers.py), hands written back | middle | front (maubinh-2020 unless a test patches it):
 
 - Q: 9S 9D 9C 9H 4D (four of a kind, back bonus 4) | 8S 8H 8C 6C 6D (full house, middle bonus 2)
   | AH 3D 2C (A-high): chi values 4, 2, 1 when won, total 7.
@@ -16,33 +16,28 @@ import random
 from typing import Any
 
 import pytest
-from helpers import lines, room, scored, seat, step_totals, units, with_aces
+from helpers import (
+    C_FOULED,
+    P_CARDS,
+    P_FOULED,
+    SAP_LANG,
+    SIX_PAIRS,
+    P,
+    Q,
+    heads_up,
+    lines,
+    room,
+    scored,
+    seat,
+    step_totals,
+    three,
+    units,
+    variant,
+    with_aces,
+)
 
 from service.contract import RoomRejected
 from service.documents import score_document
-
-Q = "9S 9D 9C 9H 4D | 8S 8H 8C 6C 6D | AH 3D 2C"
-P = "AS AD 7C 7D 2H | KS KH 5H 5D 3S | QH JD 4C"
-P_FOULED = "KS KH 5H 5D 3S | AS AD 7C 7D 2H | QH JD 4C"  # middle beats back
-P_CARDS = "AS AD 7C 7D 2H KS KH 5H 5D 3S QH JD 4C"
-C = "TS TC TD 2S 2D | JS JC 4S 4H 5S | QS 6S 3C"
-C_FOULED = "JS JC 4S 4H 5S | TS TC TD 2S 2D | QS 6S 3C"
-SIX_PAIRS = "7S 7H 6S 6H 2S | 5S 5C 4S 4H 3C | TS 3H 2D"
-SAP_LANG = [{"room_size": 2, "by_scoopers": [2]}, {"room_size": 3, "by_scoopers": [2, 3]},
-            {"room_size": 4, "by_scoopers": [2, 2, 4]}]  # fmt: skip
-
-
-def variant(patch: dict[str, Any], base: str = "maubinh-2020") -> dict[str, Any]:
-    return {"base": base, "patch": patch}
-
-
-def heads_up(ruleset: Any, p: str = P, **p_extra: Any) -> dict[str, Any]:
-    p_seat = seat("P", p, **p_extra)
-    return scored(room(ruleset, p_seat, seat("Q", Q)))
-
-
-def three(ruleset: Any, c: str = C, **c_extra: Any) -> dict[str, Any]:
-    return scored(room(ruleset, seat("A", Q), seat("B", P), seat("C", c, **c_extra)))
 
 
 def test_the_base_room_as_the_rules_have_it() -> None:

@@ -41,6 +41,46 @@ def test_an_empty_patch_scores_byte_identically_apart_from_the_ruleset_block(req
     assert dumps(patched) == dumps(base)
 
 
+SECOND_FAMILY_DEFAULTS = {
+    "scoop": {"sweep_pays": "scoop"},
+    "fouls": {"both_fouled": "nothing"},
+    "instant_wins": {"collision": "stronger", "settles_pair": True},
+}
+"""docs/rules.md §12.1's knobs at their defaults (the ace knobs, for a ruleset with aces, below)."""
+
+
+def _restating_defaults(ruleset_id: str) -> dict[str, Any]:
+    if ruleset_id == "maubinh-chi-at":
+        return {**SECOND_FAMILY_DEFAULTS, "aces": {"mode": "collectors", "skip_when_instant_win": False}}
+    return SECOND_FAMILY_DEFAULTS
+
+
+@pytest.mark.parametrize("request_", ROOMS, ids=lambda r: r.get("round_id", "room"))
+def test_a_patch_restating_the_second_family_s_defaults_scores_byte_identically_to_v2(request_: dict[str, Any]) -> None:
+    """Over @2, a patch stating every §12 knob at its default is @2 itself (its digest, no ~custom), and
+    @2, that variant and @3 pay every room with the same bytes."""
+    ruleset_id = request_["ruleset"]
+    two = score_document(_with_ruleset(request_, f"{ruleset_id}@2"))
+    restated = score_document(
+        _with_ruleset(request_, {"base": f"{ruleset_id}@2", "patch": _restating_defaults(ruleset_id)})
+    )
+    three = score_document(_with_ruleset(request_, f"{ruleset_id}@3"))
+    block = restated.pop("ruleset")
+    assert (block["id"], block["version"], block["digest"]) == (ruleset_id, "2", two.pop("ruleset")["digest"])
+    assert three.pop("ruleset")["version"] == "3"
+    assert dumps(restated) == dumps(two) == dumps(three)
+
+
+def test_a_variant_of_version_2_keeps_the_digest_it_had_before_version_3() -> None:
+    """Worked out apart from the code, as docs/rules.md §11.2 defines a digest:
+    ``jq -cSj '.id = "maubinh-2020~custom" | .scoop.multiplier = 2' service/rulesets/builtin/maubinh-2020/2.json
+    | sha256sum`` (a version-2 document states every knob of its time, so nothing else is filled)."""
+    resolved = builtin_catalogue().resolve({"base": "maubinh-2020@2", "patch": {"scoop": {"multiplier": 2}}})
+    assert resolved.digest == "sha256:8a6ef12871be47824fce017331f4762fb36ff4550d55d55818511a736b9e8272"
+    assert "sweep_pays" not in resolved.data["scoop"]
+    assert resolved.sweep_pays == "scoop"
+
+
 def test_a_patch_restating_the_base_has_the_base_s_digest_however_it_is_written() -> None:
     base = builtin_catalogue().get("maubinh-2020")
     assert base is not None
@@ -155,6 +195,30 @@ FAULTS = [
     ({"wheel": None}, "/ruleset/patch/wheel"),
     ({"timeout": "forfeit"}, "/ruleset/patch/timeout"),
     ({"title": ""}, "/ruleset/patch/title"),
+    # §12.2
+    ({"scoop": {"basis": "fixed"}}, "/ruleset/patch/scoop"),
+    ({"scoop": {"basis": "fixed", "fixed_units": None}}, "/ruleset/patch/scoop/fixed_units"),
+    ({"scoop": {"fixed_units": 3}}, "/ruleset/patch/scoop/fixed_units"),
+    ({"scoop": {"basis": "fixed", "fixed_units": 1001}}, "/ruleset/patch/scoop/fixed_units"),
+    ({"scoop": {"sweep_multiplier": [{"room_size": 3, "multiplier": 2}]}}, "/ruleset/patch/scoop/sweep_multiplier"),
+    (
+        {"scoop": {"sweep_multiplier": [{"room_size": 3, "multiplier": 2}, {"room_size": 4, "multiplier": 101}]}},
+        "/ruleset/patch/scoop/sweep_multiplier/1/multiplier",
+    ),
+    ({"scoop": {"sweep_multiplier": "2"}}, "/ruleset/patch/scoop/sweep_multiplier"),
+    ({"scoop": {"sweep_pays": "double"}}, "/ruleset/patch/scoop/sweep_pays"),
+    ({"fouls": {"both_fouled": "split"}}, "/ruleset/patch/fouls/both_fouled"),
+    ({"instant_wins": {"collision": "sum"}}, "/ruleset/patch/instant_wins/collision"),
+    ({"instant_wins": {"settles_pair": "no"}}, "/ruleset/patch/instant_wins/settles_pair"),
+    ({"instant_wins": {"settles_pair": False, "ends_round": True}}, "/ruleset/patch/instant_wins/settles_pair"),
+    ({"aces": {"room_size": 4, "mode": "pot"}}, "/ruleset/patch/aces/mode"),
+    ({"aces": {"room_size": 4, "mode": "balance", "units_per_ace": 0}}, "/ruleset/patch/aces/units_per_ace"),
+    ({"aces": {"room_size": 4, "mode": "balance"}}, "/ruleset/patch/aces"),
+    (
+        {"aces": {"room_size": 4, "mode": "balance", "units_per_ace": 1, "no_ace_pays": 4}},
+        "/ruleset/patch/aces/no_ace_pays",
+    ),
+    ({"aces": {"skip_when_instant_win": "yes"}}, "/ruleset/patch/aces/skip_when_instant_win"),
 ]
 
 
@@ -290,30 +354,52 @@ def test_merge_patch_follows_rfc_7396_appendix_a() -> None:
 
 # Random valid patches keep every result zero-sum, itemised and deterministic.
 
+SWEEP = st.one_of(
+    st.integers(1, 100),
+    st.tuples(st.integers(1, 100), st.integers(1, 100)).map(
+        lambda s: [{"room_size": 3, "multiplier": s[0]}, {"room_size": 4, "multiplier": s[1]}]
+    ),
+)
+BASIS = st.one_of(
+    st.fixed_dictionaries({"basis": st.sampled_from(["total", "chi"]), "fixed_units": st.none()}),
+    st.fixed_dictionaries({"basis": st.just("fixed"), "fixed_units": st.integers(1, 1000)}),
+)
 SCOOP = st.one_of(
     st.fixed_dictionaries({"multiplier": st.integers(1, 100), "table": st.none()}),
     st.just({"multiplier": None, "table": [{"room_size": n, "by_scoopers": [2] * (n - 1)} for n in (2, 3, 4)]}),
 ).flatmap(
     lambda s: st.fixed_dictionaries(
-        {}, optional={"basis": st.sampled_from(["total", "chi"]), "sweep_multiplier": st.integers(1, 100)}
-    ).map(lambda extra: {**s, **extra})
+        {}, optional={"basis": BASIS, "sweep_multiplier": SWEEP, "sweep_pays": st.sampled_from(["scoop", "total"])}
+    ).map(lambda extra: {**s, **extra.pop("basis", {}), **extra})
 )
 BONUS_KEYS = ["pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house", "four_of_a_kind",
               "straight_flush", "high_card", "trip_aces"]  # fmt: skip
 BONUS_ROW = st.dictionaries(st.sampled_from(BONUS_KEYS), st.one_of(st.none(), st.integers(1, 1000)), max_size=4)
+BOTH_FOULED = {"both_fouled": st.sampled_from(["nothing", "compare"])}
 FOULS = st.one_of(
     st.fixed_dictionaries(
-        {"foul_is_scoop": st.booleans(), "foul_multiplier": st.integers(1, 5), "left_is_scooped": st.booleans()}
+        {"foul_is_scoop": st.booleans(), "foul_multiplier": st.integers(1, 5), "left_is_scooped": st.booleans()},
+        optional=BOTH_FOULED,
     ),
     st.fixed_dictionaries(
-        {"foul_is_scoop": st.just(False), "foul_multiplier": st.just(1), "fixed_units": st.integers(1, 1000)}
+        {"foul_is_scoop": st.just(False), "foul_multiplier": st.just(1), "fixed_units": st.integers(1, 1000)},
+        optional=BOTH_FOULED,
     ),
 )
+SKIP = {"skip_when_instant_win": st.booleans()}
 ACES = st.one_of(
     st.none(),
     st.fixed_dictionaries({"room_size": st.just(4), "no_ace_pays": st.integers(0, 1000),
-                           "collector_min_aces": st.integers(1, 4), "four_aces_receives": st.integers(0, 1000)}),
+                           "collector_min_aces": st.integers(1, 4), "four_aces_receives": st.integers(0, 1000)},
+                          optional=SKIP),
+    st.fixed_dictionaries({"room_size": st.just(4), "mode": st.just("balance"), "units_per_ace": st.integers(1, 1000),
+                           "no_ace_pays": st.none(), "collector_min_aces": st.none(),
+                           "four_aces_receives": st.none()}, optional=SKIP),
 )  # fmt: skip
+INSTANT_WINS = st.fixed_dictionaries(
+    {"collision": st.sampled_from(["stronger", "difference"])},
+    optional={"settles_pair": st.booleans(), "ends_round": st.booleans()},
+).map(lambda d: {**d, "ends_round": False} if d.get("settles_pair") is False else d)
 PATCHES = st.fixed_dictionaries(
     {},
     optional={
@@ -329,6 +415,7 @@ PATCHES = st.fixed_dictionaries(
         ),
         "fouls": FOULS,
         "aces": ACES,
+        "instant_wins": INSTANT_WINS,
         "wheel": st.sampled_from(["second", "lowest"]),
         "timeout": st.sampled_from(["foul", "as_arranged"]),
     },
@@ -349,7 +436,7 @@ def deals(draw: st.DrawFn) -> list[dict[str, Any]]:
     return players
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(base=st.sampled_from(["maubinh-2020", "maubinh-chi-at", "maubinh-2020@1"]), patch=PATCHES, players=deals(),
        stake=st.integers(1, 10**6))  # fmt: skip
 def test_random_valid_patches_keep_every_result_zero_sum_and_deterministic(
