@@ -233,6 +233,7 @@ def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[st
             "recommended": advice.declare,
             "pattern": advice.strongest,
             "declare_units": ruleset.instant_win_row(advice.strongest).units,
+            "declare_expected_units": round(advice.instant_win_worth or 0.0, 4),
             "play_expected_units": round(advice.play.expected_units, 4),
         }
     return {

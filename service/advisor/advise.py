@@ -45,6 +45,8 @@ class Advice:
     field_table: str
     """The shipped table the field was read from (``service/data/field-<name>.npz``)."""
     field: OpponentField
+    instant_win_worth: float | None
+    """What taking (or declaring) the strongest pattern is worth; None without one."""
 
 
 def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opponents: Opponents = "strong") -> Advice:
@@ -54,7 +56,6 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     subsets = evaluate_subsets(cards, ruleset.wheel)
     field_table, field = opponents_field(ruleset, opponents)
     values = SplitValues(subsets, ruleset, field)
-    model = (values.legal_count, opponents, field_table, field)
     ranked = best_distinct(values, alternatives + 1)
     play = ranked[0]
     found: dict[str, Split | None] = dict(card_patterns(cards, table, ruleset.card_patterns))
@@ -63,10 +64,11 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     patterns = [(row.pattern, found[row.pattern]) for row in ruleset.instant_wins if row.pattern in found]
     strongest_row = ruleset.strongest(p for p, _ in patterns)
     strongest = strongest_row.pattern if strongest_row else None
-    take = strongest is not None and ruleset.instant_win_row(strongest).units > play.expected_units
-    chosen = play
-    if take and strongest is not None and (holder := holders.get(strongest)) is not None:
-        chosen = holder
+    holder = holders.get(strongest) if strongest is not None else None
+    worth = None if strongest is None else instant_win_worth(ruleset, strongest, holder or play)
+    take = worth is not None and worth > play.expected_units
+    chosen = holder if take and holder is not None else play
+    model = (values.legal_count, opponents, field_table, field, worth)
     if ruleset.instant_mode == "declared":
         return Advice(chosen, play, ranked, patterns, strongest, take, strongest if take else None, *model)
     realised = set(card_patterns(cards, table, ruleset.card_patterns))
@@ -74,6 +76,13 @@ def advise(cards: tuple[Card, ...], ruleset: Ruleset, alternatives: int = 0, opp
     realised_row = ruleset.strongest(realised)
     instant_win = realised_row.pattern if realised_row else None
     return Advice(chosen, play, ranked, patterns, strongest, False, instant_win, *model)
+
+
+def instant_win_worth(ruleset: Ruleset, pattern: str, taken: Suggestion) -> float:
+    """What an instant win is worth played as ``taken`` (the best split holding it, or the best play
+    for a 13-card pattern): its units instead of the pair's play (§4), or on top of it where it does
+    not settle the pair (§12.1 settles_pair false)."""
+    return ruleset.instant_win_row(pattern).units + (0 if ruleset.settles_pair else taken.expected_units)
 
 
 def build_tables() -> None:

@@ -1,9 +1,11 @@
 """A split's expected units against one opponent from a field: per position, P(win), P(loss) and
-the chi values at stake, then the scoop, for any rows of the split grid, with an upper bound per row."""
+the chi values at stake, then the scoop, for any rows of the split grid, with an upper bound per row.
+Every value is the settlement's own (scoring.chi_value, scoring.scoop_payment), asked, not restated."""
 
 from __future__ import annotations
 
 from functools import cache, cached_property, lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -85,6 +87,28 @@ def _terms(rule: ChiRule, the_field: OpponentField) -> Floats:
     return np.stack([win * value - lose * loss_value, win, lose, value, loss_value], axis=1)
 
 
+class HeadsUpScoop(NamedTuple):
+    """What the settlement's own scoop (scoring.scoop_payment) pays heads-up, one scooper, no sweep:
+    affine in what was won, so asked three times, at nothing won, one chi and one unit of total."""
+
+    per_scoop: int
+    """Paid for any scoop of three chi: the fixed basis's extra (§12.1) plus three chi's."""
+    per_unit: int
+    """Paid per unit of total(A, B)."""
+
+    @classmethod
+    def of(cls, ruleset: Ruleset) -> HeadsUpScoop:
+        def pays(chi_won: int, total: int) -> int:
+            return scoop_payment(ruleset, ruleset.min_players, 1, chi_won, total, sweeping=False).units
+
+        fixed = pays(0, 0)
+        return cls(fixed + 3 * (pays(1, 0) - fixed), pays(0, 1) - fixed)
+
+    @property
+    def pays(self) -> bool:
+        return bool(self.per_scoop or self.per_unit)
+
+
 class SplitValues:
     """The expected units of one hand's splits against one opponent from a field, for any rows of the
     split grid (a row is a back and its 56 middle/front pairs), and an upper bound per row."""
@@ -96,9 +120,7 @@ class SplitValues:
             "middle": _scale_terms(ruleset, "middle", the_field).take(subsets.five_ranks, axis=0),
             "front": _scale_terms(ruleset, "front", the_field).take(subsets.three_ranks, axis=0),
         }
-        # The settlement's own scoop, heads-up, one scooper, no sweep: linear in each basis.
-        self.scoop_per_chi = scoop_payment(ruleset, ruleset.min_players, 1, 1, 0, sweeping=False).units
-        self.scoop_per_unit = scoop_payment(ruleset, ruleset.min_players, 1, 0, 1, sweeping=False).units
+        self.scoop = HeadsUpScoop.of(ruleset)
         self.grid = grid(subsets)
 
     @property
@@ -119,15 +141,16 @@ class SplitValues:
         m = terms["middle"].take(middle_grid[rows][legal], axis=0)
         f = terms["front"].take(front_grid[rows][legal], axis=0)
         expected = b[:, GAIN] + m[:, GAIN] + f[:, GAIN]
-        if self.scoop_per_chi or self.scoop_per_unit:
+        scoop = self.scoop
+        if scoop.pays:
             sweep = b[:, WIN] * m[:, WIN] * f[:, WIN]
             swept = b[:, LOSE] * m[:, LOSE] * f[:, LOSE]
-            if self.scoop_per_chi:
-                expected += self.scoop_per_chi * 3 * (sweep - swept)
-            if self.scoop_per_unit:
+            if scoop.per_scoop:
+                expected += scoop.per_scoop * (sweep - swept)
+            if scoop.per_unit:
                 paid = b[:, VALUE] + m[:, VALUE] + f[:, VALUE]
                 owed = b[:, LOSS_VALUE] + m[:, LOSS_VALUE] + f[:, LOSS_VALUE]
-                expected += self.scoop_per_unit * (sweep * paid - swept * owed)
+                expected += scoop.per_unit * (sweep * paid - swept * owed)
         return back * MIDDLES_PER_BACK + column, expected
 
     @cached_property
@@ -153,15 +176,16 @@ class SplitValues:
             return np.minimum.accumulate(terms[:, column])[at]
 
         bound = back[:, GAIN] + most(middles, at_middle, GAIN) + most(fronts, at_front, GAIN)
-        if self.scoop_per_chi or self.scoop_per_unit:
+        scoop = self.scoop
+        if scoop.pays:
             sweep = back[:, WIN] * most(middles, at_middle, WIN) * most(fronts, at_front, WIN)
             swept = back[:, LOSE] * least(middles, at_middle, LOSE) * least(fronts, at_front, LOSE)
-            if self.scoop_per_chi:
-                bound += self.scoop_per_chi * 3 * (sweep - swept)
-            if self.scoop_per_unit:
+            if scoop.per_scoop:
+                bound += scoop.per_scoop * (sweep - swept)
+            if scoop.per_unit:
                 paid = back[:, VALUE] + most(middles, at_middle, VALUE) + most(fronts, at_front, VALUE)
                 owed = back[:, LOSS_VALUE] + least(middles, at_middle, LOSS_VALUE) + least(fronts, at_front, LOSS_VALUE)
-                bound += self.scoop_per_unit * (sweep * paid - swept * owed)
+                bound += scoop.per_unit * (sweep * paid - swept * owed)
         bound[strongest < 0] = -np.inf  # every split of this back fouls
         return bound
 

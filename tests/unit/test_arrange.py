@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 from helpers import DECK_TEXT
-from hypothesis import given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import service.advisor.search as search_module
 from service.advisor.expectation import SplitValues, expected_units
-from service.advisor.opponents import opponents_field, weak_field
+from service.advisor.opponents import OpponentField, opponents_field, weak_field
 from service.advisor.search import best_distinct, pattern_holders
 from service.advisor.splits import COMBOS3, COMBOS5, evaluate_subsets, legal_splits, lexicographic, split_cards, splits
 from service.cards import Card, parse_card
@@ -143,7 +143,8 @@ def test_declared_ruleset_says_whether_to_declare(hand: str) -> None:
         return
     strongest = max(result["patterns"], key=lambda p: p["strength"])
     assert declare["pattern"] == strongest["pattern"]
-    assert declare["recommended"] is (declare["declare_units"] > declare["play_expected_units"])
+    assert declare["recommended"] is (declare["declare_expected_units"] > declare["play_expected_units"])
+    assert declare["declare_expected_units"] == declare["declare_units"]  # it settles the pair (§4)
     if declare["recommended"]:
         room = {
             "ruleset": "maubinh-bao",
@@ -355,3 +356,100 @@ def test_the_pruned_search_finds_the_best_split_holding_each_pattern(
             continue
         best = min(held, key=lambda k: (-expected[k], legal[k]))
         assert holder is not None and (holder.split, holder.expected_units) == (int(legal[best]), float(expected[best]))
+
+
+# The advisor's model is the settlement's rules (docs/rules.md §12 item 3): one split against one
+# known arrangement, heads-up, is valued at exactly what the pipeline pays.
+
+BONUS_KEYS = ["pair", "two_pair", "three_of_a_kind", "straight", "flush", "full_house", "four_of_a_kind",
+              "straight_flush", "high_card", "trip_aces", "four_aces", "royal_flush", "steel_wheel"]  # fmt: skip
+BONUS_ROW = st.dictionaries(st.sampled_from(BONUS_KEYS), st.one_of(st.none(), st.integers(1, 30)), max_size=4)
+SCOOP_MULTIPLIER = st.one_of(
+    st.fixed_dictionaries({"multiplier": st.integers(1, 6), "table": st.none()}),
+    st.integers(1, 6).map(
+        lambda m: {"multiplier": None, "table": [{"room_size": n, "by_scoopers": [m] * (n - 1)} for n in (2, 3, 4)]}
+    ),
+)
+SCOOP_BASIS = st.one_of(
+    st.fixed_dictionaries({"basis": st.sampled_from(["total", "chi"]), "fixed_units": st.none()}),
+    st.fixed_dictionaries({"basis": st.just("fixed"), "fixed_units": st.integers(1, 20)}),
+)
+HEADS_UP_PATCHES = st.fixed_dictionaries(
+    {
+        "scoop": st.tuples(SCOOP_MULTIPLIER, SCOOP_BASIS, st.integers(1, 5), st.sampled_from(["scoop", "total"])).map(
+            lambda t: {**t[0], **t[1], "sweep_multiplier": t[2], "sweep_pays": t[3]}
+        ),
+        "bonuses": st.fixed_dictionaries(
+            {"mode": st.sampled_from(["replace", "add"]), "back": BONUS_ROW, "middle": BONUS_ROW, "front": BONUS_ROW}
+        ),
+        "instant_wins": st.fixed_dictionaries(
+            {"settles_pair": st.booleans(), "ends_round": st.just(False)},
+            optional={"collision": st.sampled_from(["stronger", "difference"])},
+        ),
+    },
+    optional={"wheel": st.sampled_from(["second", "lowest"]), "fouls": st.just({"both_fouled": "compare"})},
+)
+
+
+def _one_arrangement(strengths: dict[str, int]) -> OpponentField:
+    """A field that is one known arrangement: each position's strength with probability 1."""
+    return OpponentField(
+        {p: np.array([strengths[p]], dtype=np.int64) for p in POSITIONS},
+        {p: np.array([1.0]) for p in POSITIONS},
+        1,
+        "one arrangement",
+    )
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(
+    base=st.sampled_from(RULESETS),
+    patch=HEADS_UP_PATCHES,
+    deck=st.permutations(DECK_TEXT),
+    picks=st.tuples(st.integers(0, 2**31), st.integers(0, 2**31)),
+)
+def test_the_model_value_of_one_split_against_another_is_what_the_pipeline_pays(
+    base: str, patch: dict[str, Any], deck: list[str], picks: tuple[int, int]
+) -> None:
+    reference = {"base": base, "patch": patch}
+    ruleset = builtin_catalogue().resolve(reference)
+    ours, theirs = (evaluate_subsets(parse_cards(sorted(deck[k * 13 : k * 13 + 13])), ruleset.wheel) for k in (0, 1))
+    their_legal = legal_splits(theirs)[0]
+    their_split = int(their_legal[picks[1] % len(their_legal)])
+    back, middle, front = splits()
+    field = _one_arrangement(
+        {
+            "back": int(theirs.five[back[their_split]]),
+            "middle": int(theirs.five[middle[their_split]]),
+            "front": int(theirs.three[front[their_split]]),
+        }
+    )
+    legal, expected = expected_units(ours, ruleset, field)
+    k = picks[0] % len(legal)
+
+    def entry(player: str, hands: dict[str, tuple[Card, ...]]) -> dict[str, Any]:
+        return {"id": player, **{p: [str(c) for c in hands[p]] for p in POSITIONS}}
+
+    mine, yours = split_cards(ours, int(legal[k])), split_cards(theirs, their_split)
+    result = score_document({"ruleset": reference, "players": [entry("me", mine), entry("them", yours)]})
+    assume(all(p["instant_win"] is None for p in result["players"]))
+    assert result["players"][0]["units"] == pytest.approx(float(expected[k]), abs=1e-9)
+
+
+SIX_PAIRS_STRONG = ["AS", "AH", "KS", "KH", "QS", "QH", "JS", "JH", "TS", "TH", "9S", "9H", "2C"]
+
+
+def test_an_instant_win_that_does_not_settle_the_pair_is_always_worth_declaring() -> None:
+    """Six pairs worth 1 unit: playing these cards out is worth more, so no BÁO (§4: the units instead of
+    the play). Where the pair is still played out (settles_pair false) the unit comes on top: declare."""
+    table = [{"pattern": "six_pairs", "units": 1, "strength": 1}]
+    settles = arrange_document(
+        {"ruleset": {"base": "maubinh-bao", "patch": {"instant_wins": {"table": table}}}, "cards": SIX_PAIRS_STRONG}
+    )["declare"]
+    assert settles["play_expected_units"] > 1 and settles["recommended"] is False
+    patch = {"instant_wins": {"table": table, "settles_pair": False}}
+    played = arrange_document({"ruleset": {"base": "maubinh-bao", "patch": patch}, "cards": SIX_PAIRS_STRONG})[
+        "declare"
+    ]
+    assert played["recommended"] is True
+    assert played["declare_expected_units"] == pytest.approx(1 + played["play_expected_units"], abs=1e-3)
