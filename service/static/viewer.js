@@ -312,6 +312,22 @@ function shown(value) {
   return value === null || value === undefined ? "—" : JSON.stringify(value);
 }
 
+// What each house-rule knob decides, in the reader's language (docs/rules.md §11.1, §12.1).
+const KNOB_TEXTS = {
+  "scoop.basis": "viewer.knob_scoop_basis",
+  "scoop.fixed_units": "viewer.knob_scoop_fixed_units",
+  "scoop.sweep_multiplier": "viewer.knob_sweep_multiplier",
+  "scoop.sweep_pays": "viewer.knob_sweep_pays",
+  "bonuses.mode": "viewer.knob_bonus_mode",
+  "fouls.fixed_units": "viewer.knob_fixed_foul",
+  "fouls.both_fouled": "viewer.knob_both_fouled",
+  "instant_wins.collision": "viewer.knob_collision",
+  "instant_wins.settles_pair": "viewer.knob_settles_pair",
+  "aces.mode": "viewer.knob_aces_mode",
+  "aces.units_per_ace": "viewer.knob_units_per_ace",
+  "aces.skip_when_instant_win": "viewer.knob_aces_skip",
+};
+
 function renderVariant(ruleset, sent) {
   const panel = $("variant");
   panel.hidden = !ruleset.base;
@@ -321,7 +337,9 @@ function renderVariant(ruleset, sent) {
     id: ruleset.id, base: base.id, version: base.version, digest: `${base.digest.slice(0, 19)}…`,
   });
   const rows = ruleset.changes.map((change) => el("tr", { "data-field": change.field },
-    el("th", { scope: "row", text: change.field }), el("td", { text: shown(change.base) }), el("td", { text: shown(change.value) })));
+    el("th", { scope: "row" }, el("code", { text: change.field }),
+      KNOB_TEXTS[change.field] ? el("span", { class: "knob", text: t(KNOB_TEXTS[change.field]) }) : null),
+    el("td", { text: shown(change.base) }), el("td", { text: shown(change.value) })));
   $("variant-changes").tBodies[0].replaceChildren(...rows);
   $("variant-patch").textContent = sent && typeof sent === "object" ? JSON.stringify(sent.patch, null, 2) : "";
 }
@@ -492,6 +510,9 @@ function renderVerdict(verdict) {
 
 // Each step's section of the rules (/docs/rules, docs/rules.md); a line's own citation wins.
 const STEP_SECTIONS = { instant_win: "4", chi: "5", bonus: "5", scoop: "6", foul: "6", ace: "7" };
+// A line decided by a house-rule knob cites the knob's section instead of its step's.
+const SECOND_FAMILY = /scoop\.(fixed_units|sweep_pays|sweep_multiplier\[)|fouls\.both_fouled|instant_wins\.(collision|settles_pair)|aces\.units_per_ace/;
+const FIRST_FAMILY = /scoop\.(sweep_multiplier|basis)|fouls\.fixed_units/;
 const CITATION = /docs\/rules\.md §(\d+(?:\.\d+)?)/g;
 
 function ruleLink(number) {
@@ -514,7 +535,7 @@ function ruleCell(line) {
   const code = el("code", {}, ...cited(line.rule));
   if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, code); }
   CITATION.lastIndex = 0;
-  const section = /scoop\.(sweep_multiplier|basis)|fouls\.fixed_units/.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];
+  const section = SECOND_FAMILY.test(line.rule) ? "12.1" : FIRST_FAMILY.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];
   return el("td", {}, code, " ", ruleLink(section));
 }
 

@@ -147,6 +147,43 @@ def test_a_house_rule_variant_shows_its_base_patch_and_every_changed_value(page:
     shoot(page, "variant")
 
 
+SECOND_FAMILY_PATCH = {
+    "scoop": {"multiplier": 2, "basis": "fixed", "fixed_units": 3, "sweep_pays": "total"},
+    "fouls": {"both_fouled": "compare"},
+    "instant_wins": {"collision": "difference"},
+}
+
+
+def test_the_variant_panel_says_what_each_second_family_knob_does_in_both_languages(
+    page: Page, browser: Browser, base: str
+) -> None:
+    """E1 under a fixed scoop of 3 (× (2 − 1): P −6000) and three more §12 knobs: each changed row says
+    what its knob decides, and the scoop line cites §12.1."""
+    room = {**CASES["worked-example/E1"]["request"], "ruleset": {"base": "maubinh-2020", "patch": SECOND_FAMILY_PATCH}}
+    paste_and_score(page, room)
+    panel = page.locator("#variant")
+    expect(panel.locator("tr[data-field='scoop.basis'] td")).to_have_text(['"total"', '"fixed"'])
+    expect(panel.locator("tr[data-field='scoop.basis'] .knob")).to_contain_text("a fixed number of units (fixed)")
+    expect(panel.locator("tr[data-field='scoop.sweep_pays'] .knob")).to_contain_text("each opponent's total once more")
+    expect(panel.locator("tr[data-field='fouls.both_fouled'] .knob")).to_contain_text("compare chi by chi")
+    expect(panel.locator("tr[data-field='instant_wins.collision'] .knob")).to_contain_text(
+        "the difference of the units"
+    )
+    scoop = page.locator("#ledger tbody tr[data-step=scoop]")
+    expect(scoop).to_contain_text("scoop.multiplier, scoop.fixed_units")
+    expect(scoop.get_by_role("link", name="§12.1")).to_have_attribute("href", "/docs/rules#s12.1")
+    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("-6000")
+    shoot(page, "variant-second-family")
+    context, vi = vietnamese_page(browser, base)
+    vi.get_by_label("JSON của ván bài").fill(json.dumps(room))
+    vi.get_by_role("button", name="Tính điểm ván này").click()
+    vi_panel = vi.locator("#variant")
+    expect(vi_panel.locator("tr[data-field='scoop.sweep_pays'] .knob")).to_contain_text("bắt sập làng")
+    expect(vi_panel.locator("tr[data-field='fouls.both_fouled'] .knob")).to_contain_text("hai người cùng binh lủng")
+    expect(vi.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("cố định 3 chi")
+    context.close()
+
+
 def test_a_rule_citation_opens_its_section_of_the_rules(page: Page) -> None:
     paste_and_score(page, CASES["worked-example/E1"]["request"])
     page.locator("#ledger tbody tr").nth(0).get_by_role("link", name="§5").click()
