@@ -52,7 +52,7 @@ def _line(
 
 def _with_knobs(rule: str, pair: Pair) -> str:
     """A line's rule, and the §12.1 knobs that made its pair be settled as it was."""
-    return ", ".join((rule, *pair.knobs))
+    return ", ".join((rule, *pair.knobs)) if pair.knobs else rule
 
 
 def _collision(a: InstantWin, b: InstantWin, ruleset: Ruleset) -> tuple[int, str] | None:
@@ -76,7 +76,9 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     """§4: a pair where one player holds an instant win pays it; two holders pay by the ruleset's
     collision rule (the stronger, or the difference of the units). Paid whether or not the
     instant win also settles the pair (§12.1 settles_pair)."""
-    lines = []
+    lines: list[LedgerLine] = []
+    if all(player.instant_win is None for player in room.players):
+        return lines
     for pair in room.pairs:
         wins = (room.players[pair.i].instant_win, room.players[pair.j].instant_win)
         a, b = wins

@@ -72,7 +72,7 @@ def test_score_evaluate_and_arrange(client: Any) -> None:
     assert isinstance(scored, ScoreResponse)
     assert [(p.id, p.units, p.amount) for p in scored.players] == [("P", -9, -9000), ("Q", 9, 9000)]
     assert [line.step for line in scored.ledger] == ["chi", "chi", "chi", "scoop"]
-    assert (scored.ruleset.id, scored.ruleset.version) == ("maubinh-2020", "2")
+    assert (scored.ruleset.id, scored.ruleset.version) == ("maubinh-2020", "3")
 
     variant = {**E1, "ruleset": {"base": "maubinh-2020", "patch": {"scoop": {"multiplier": 2}}}}
     house = score_room.sync(client=client, body=ScoreRequest.from_dict(variant))
@@ -103,7 +103,7 @@ def test_the_rulesets_and_the_contract(client: Any) -> None:
 
     listed = list_rulesets.sync(client=client)
     assert {(r.id, tuple(r.versions)) for r in listed.rulesets} == {
-        (rid, ("1", "2")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
+        (rid, ("1", "2", "3")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
     }
     pinned = get_ruleset.sync(client=client, id="maubinh-chi-at@1")
     assert pinned.version == "1" and pinned.aces.no_ace_pays == 4
