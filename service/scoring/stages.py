@@ -216,12 +216,13 @@ def scoop_payment(
     the basis total(A,B), the chi won, or a fixed number of units (§12.1); and the ruleset fields it
     read. The advisor asks the same."""
     m, rule = ruleset.scoop_multiplier(room_size, scoopers)
+    fixed_units = ruleset.scoop_fixed_units or 0
     s = 1
     if sweeping and ruleset.sweep_pays == "scoop":
         s, sweep_rule = ruleset.sweep_multiplier(room_size)
         if s > 1:
             rule += f" × {sweep_rule}"
-    basis = {"total": total, "chi": chi_won, "fixed": ruleset.scoop_fixed_units or 0}[ruleset.scoop_basis]
+    basis = total if ruleset.scoop_basis == "total" else chi_won if ruleset.scoop_basis == "chi" else fixed_units
     return ScoopPayment(basis * (m * s - 1), basis, m, s, rule + SCOOP_BASES[ruleset.scoop_basis])
 
 
@@ -266,20 +267,24 @@ def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     (§11.1) is paid more: each of its scoops basis × (m × s − 1) (``sweep_pays: scoop``), or one more
     line from each opponent of T × (s − 1) (``sweep_pays: total``, §12.1). Pairs in request order."""
     ruleset = room.ruleset
+    if not room.scoops and ruleset.sweep_pays == "scoop":
+        return []
     n = len(room.players)
     scoopers = [0] * n
-    by_pair: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for pair, winner, loser in room.scoops:
+    for _, _, loser in room.scoops:
         scoopers[loser] += 1
-        by_pair.setdefault((pair.i, pair.j), []).append((winner, loser))
     sweeping = sweepers(room) if ruleset.sweep_multiplier(n)[0] > 1 else set()
-    lines = []
+    lines = [_scoop_line(room, pair, w, loser, scoopers[loser], w in sweeping) for pair, w, loser in room.scoops]
+    if ruleset.sweep_pays == "scoop" or not sweeping:
+        return lines
+    by_pair: dict[tuple[int, int], list[LedgerLine]] = {}
+    for line, (pair, _, _) in zip(lines, room.scoops, strict=True):
+        by_pair.setdefault((pair.i, pair.j), []).append(line)
+    ordered: list[LedgerLine] = []
     for pair in room.pairs:
-        for winner, loser in by_pair.get((pair.i, pair.j), []):
-            lines.append(_scoop_line(room, pair, winner, loser, scoopers[loser], winner in sweeping))
-        if ruleset.sweep_pays == "total":
-            lines.extend(_sweep_total_line(room, pair, k) for k in (pair.i, pair.j) if k in sweeping)
-    return lines
+        ordered.extend(by_pair.get((pair.i, pair.j), ()))
+        ordered.extend(_sweep_total_line(room, pair, k) for k in (pair.i, pair.j) if k in sweeping)
+    return ordered
 
 
 def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
