@@ -101,10 +101,10 @@ _KIND_NAMES = {
 }
 
 HAND_NAMES: dict[str, Named] = {
-    **{c.id: Named(c.id, c.name_vi) for c in Category},
-    **{k.value: Named(k.value, k.name_vi) for k in Kind},
+    **{c.id: Named(c.name_en.lower(), c.name_vi.lower()) for c in Category},
+    **{k.value: Named(k.name_en.lower(), k.name_vi.lower().replace(" át", " Át")) for k in Kind},
 }
-"""A category's or kind's id (a bonus table's key) → its name in each language; English keeps the id."""
+"""A category's or kind's id (a bonus table's key) → its name in each language, as a sentence says it."""
 
 WHEEL_RANKS = frozenset({ACE, 0, 1, 2, 3})
 BROADWAY_RANKS = frozenset(range(8, 13))

@@ -7,15 +7,16 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from service.hand_words import spoken
 from service.hands import HAND_NAMES, POSITIONS, Position
 from service.patterns import PATTERN_NAMES
 from service.rulesets import AceBalance, AceCollectors, Ruleset
 from service.scoring.evaluation import EvaluatedRoom, Pair, pair_indices
 from service.scoring.results import InstantWin, LedgerLine, PlayerResult, Step
-from service.texts import KeyedName, Message, Named
+from service.texts import KeyedName, Message, Named, phrasebook
 
 FOUL_REASONS: dict[str, Named] = {
-    code: KeyedName(code, key)
+    code: KeyedName(phrasebook("en")[key], key)
     for code, key in {
         "left": "foul_reason.left",
         "timed_out": "foul_reason.timed_out",
@@ -23,8 +24,8 @@ FOUL_REASONS: dict[str, Named] = {
         "middle_beats_back": "foul_reason.middle_beats_back",
     }.items()
 }
-"""Each ``foul_reason`` code (a machine field, and its English) and the key of its Vietnamese."""
-PATTERNS_NAMED: dict[str, Named] = {pattern: Named(pattern, names[1]) for pattern, names in PATTERN_NAMES.items()}
+"""Each ``foul_reason`` code's words in an explanation: its English, and the key of its Vietnamese."""
+PATTERNS_NAMED: dict[str, Named] = {pattern: Named(en.lower(), vi) for pattern, (en, vi) in PATTERN_NAMES.items()}
 
 
 @lru_cache(maxsize=256)
@@ -123,16 +124,21 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             loser = pair.j if winner == pair.i else pair.i
             win, lose = room.players[winner], room.players[loser]
             assert win.hands is not None
-            info = win.hands[position].info
-            lost_to = None if pair.settled_by == "foul" or lose.hands is None else lose.hands[position].info.id
-            hands = {"payee": info.id, "payer": lost_to}
+            won = win.hands[position]
+            lost = None if pair.settled_by == "foul" or lose.hands is None else lose.hands[position]
+            hands = {"payee": won.info.id, "payer": None if lost is None else lost.info.id}
             where = names[position]
-            if lost_to is None:
+            if lost is None:
                 how = ("ledger.chi_foul", {"position": where, "loser": lose.id})
             else:
+                wheel = room.ruleset.wheel
                 how = (
                     "ledger.chi",
-                    {"position": where, "winner_hand": HAND_NAMES[info.id], "loser_hand": HAND_NAMES[lost_to]},
+                    {
+                        "position": where,
+                        "winner_hand": spoken(won.strength, lost.strength, wheel),
+                        "loser_hand": spoken(lost.strength, won.strength, wheel),
+                    },
                 )
             lines.append(
                 _line(

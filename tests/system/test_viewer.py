@@ -307,7 +307,7 @@ def test_vietnamese_by_default_under_a_vietnamese_browser(browser: Browser, base
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#step-title")).to_have_text("Bước 1/4: Chi 1")
     ledger = page.locator("#ledger tbody tr")
-    expect(ledger.nth(0)).to_contain_text("Chi 1: Cù lũ thắng Thú")
+    expect(ledger.nth(0)).to_contain_text("Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
     expect(ledger.nth(3)).to_contain_text("Q thắng cả 3 chi, bắt sập P")
     expect(ledger.nth(3)).to_contain_text("scoop.multiplier")  # the rule, a machine field, stays as it is
     expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9000)")
@@ -319,10 +319,14 @@ def test_switching_to_english_rescores_and_is_remembered(browser: Browser, base:
     context, page = vietnamese_page(browser, base)
     page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
     page.get_by_role("button", name="Tính điểm ván này").click()
-    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text("Chi 1: Cù lũ thắng Thú")
+    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text(
+        "Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)"
+    )
     page.get_by_label("Ngôn ngữ").select_option("en")
     expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")
-    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text("back: full_house beats two_pair")
+    expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text(
+        "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)"
+    )
     expect(page.locator("#step-title")).to_have_text("Step 1 of 4: Back (Chi 1)")
     page.reload()
     expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")

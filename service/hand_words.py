@@ -1,0 +1,95 @@
+"""A hand as players say it, against the hand it met: its name and ranks, and the card that decided.
+
+A chi line's explanation must let a support agent say why one hand beat another: "đôi Già, kicker 9
+(K-K-9-5-2) thắng đôi Già, kicker 7 (K-K-7-6-3)". Everything is read off the two strengths
+(docs/rules.md §2.2: the category, then the comparison vector as base-14 digits), so the words are
+the comparison itself, in its order: the ranks that make the hand, then, where those tie, the first
+rank that differs.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from service.cards import ACE
+from service.hands import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel, category_of
+from service.texts import Named
+
+RANK_LETTERS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+"""A rank as a card list shows it (``10`` rather than the API's ``T``: this is read, not parsed)."""
+RANK_WORDS_VI = (*RANK_LETTERS[:9], "Bồi", "Đầm", "Già", "Át")
+"""A rank as the seeds say it."""
+RANK_WORDS_EN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king", "ace")
+RANK_PLURALS_EN = tuple("sixes" if word == "six" else word + "s" for word in RANK_WORDS_EN)
+
+HEAD_DIGITS: dict[Category, int] = {
+    Category.HIGH_CARD: 1,
+    Category.PAIR: 2,
+    Category.TWO_PAIR: 4,
+    Category.THREE_OF_A_KIND: 3,
+    Category.STRAIGHT: DIGITS,
+    Category.FLUSH: 1,
+    Category.FULL_HOUSE: DIGITS,
+    Category.FOUR_OF_A_KIND: 4,
+    Category.STRAIGHT_FLUSH: DIGITS,
+}
+"""How many digits of the comparison vector the hand's name already says (a pair names both its
+cards, a flush its top card); a tie on those is decided by a kicker, which is then named too."""
+
+
+def _digits(strength: int) -> list[int]:
+    """The comparison vector, most significant first; 0 where a 3-card hand has no card."""
+    rest = strength % CATEGORY_UNIT
+    return [rest // BASE ** (DIGITS - 1 - k) % BASE for k in range(DIGITS)]
+
+
+def _ranks(category: Category, digits: list[int], wheel: Wheel) -> list[int]:
+    """The hand's ranks, highest first as §2.2 reads them (a wheel from its five down to its ace)."""
+    if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
+        run = STRAIGHT_ORDERS[wheel][digits[0] - 1]
+        return [3, 2, 1, 0, ACE] if run == WHEEL_RANKS else sorted(run, reverse=True)
+    return [d - 1 for d in digits if d]
+
+
+def _name(category: Category, ranks: list[int]) -> tuple[str, str]:
+    """The hand's name with the ranks that make it, in English and Vietnamese."""
+    top, en, pl, vi = ranks[0], RANK_WORDS_EN, RANK_PLURALS_EN, RANK_WORDS_VI
+    if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
+        low = ranks[-1]
+        if category == Category.STRAIGHT_FLUSH:
+            if ranks[-1] == ACE:
+                return "steel wheel", "thùng phá sảnh hạ"
+            if top == ACE:
+                return "royal flush", "thùng phá sảnh thượng"
+            return f"straight flush, {en[low]} to {en[top]}", f"thùng phá sảnh {vi[low]} đến {vi[top]}"
+        return f"straight, {en[low]} to {en[top]}", f"sảnh {vi[low]} đến {vi[top]}"
+    if category == Category.HIGH_CARD:
+        return f"{en[top]} high", f"mậu thầu {vi[top]}"
+    if category == Category.PAIR:
+        return f"pair of {pl[top]}", f"đôi {vi[top]}"
+    if category == Category.TWO_PAIR:
+        return f"two pair, {pl[top]} and {pl[ranks[2]]}", f"thú {vi[top]}-{vi[ranks[2]]}"
+    if category == Category.THREE_OF_A_KIND:
+        return (f"three {pl[top]}", f"sám {vi[top]}") if top != ACE or len(ranks) > 3 else ("trip aces", "sám Át")
+    if category == Category.FLUSH:
+        return f"flush, {en[top]} high", f"thùng {vi[top]}"
+    if category == Category.FULL_HOUSE:
+        return f"full house, {pl[top]} full of {pl[ranks[3]]}", f"cù lũ {vi[top]} đôi {vi[ranks[3]]}"
+    return f"four {pl[top]}", f"tứ quý {vi[top]}"
+
+
+@lru_cache(maxsize=1 << 16)
+def spoken(strength: int, against: int, wheel: Wheel) -> Named:
+    """The hand of ``strength`` as a player names it when it met ``against`` (same chi, either
+    result): name and ranks, the kicker where the name's ranks tie, and its cards' ranks."""
+    category, digits = category_of(strength), _digits(strength)
+    ranks = _ranks(category, digits, wheel)
+    en, vi = _name(category, ranks)
+    if category == category_of(against):
+        other = _digits(against)
+        differs = next((k for k in range(DIGITS) if digits[k] != other[k]), None)
+        if differs is not None and differs >= HEAD_DIGITS[category] and digits[differs]:
+            kicker = digits[differs] - 1
+            en, vi = f"{en}, kicker {RANK_WORDS_EN[kicker]}", f"{vi}, kicker {RANK_WORDS_VI[kicker]}"
+    cards = "-".join(RANK_LETTERS[r] for r in ranks)
+    return Named(f"{en} ({cards})", f"{vi} ({cards})")
