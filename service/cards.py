@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from service.texts import Text
+from service.texts import Named, Text
 
 RANKS = "23456789TJQKA"
 SUITS = "SCDH"
@@ -67,6 +67,16 @@ def _spellings() -> dict[str, Card]:
     return {r + s: DECK[rank * 4 + suit] for r, rank in ranks.items() for s, suit in suits.items()}
 
 
+JSON_KINDS: dict[type, Named] = {
+    type(None): Named("null", "null"),
+    bool: Named("true or false", "true hay false"),
+    int: Named("a number", "một số"),
+    float: Named("a number", "một số"),
+    list: Named("an array", "một mảng"),
+    dict: Named("an object", "một đối tượng"),
+}
+"""What a JSON value that is not a card's string is, as a fault says it (never a Python type's name)."""
+
 SPELLINGS: dict[str, Card] = _spellings()
 """Every accepted way to write every card (228 strings): reading a good card is one lookup."""
 
@@ -81,7 +91,7 @@ def parse_card(text: object) -> Card:
     if found is not None:
         return found
     if not isinstance(text, str):
-        raise CardError(Text("card.not_text", kind=type(text).__name__))
+        raise CardError(Text("card.not_text", kind=JSON_KINDS.get(type(text), JSON_KINDS[dict])))
     if not text:
         raise CardError(Text("card.empty"))
     if len(text) > 3 or any(c.isspace() for c in text):

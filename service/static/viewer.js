@@ -531,12 +531,30 @@ function cited(text) {
   return nodes;
 }
 
+// What a line's rule is, in the reader's words, before its citation (the field path, which is the
+// same in every language): the first pattern the rule matches names it.
+const RULE_TEXTS = [
+  [/^docs\/rules\.md §5/, "viewer.rule_chi"],
+  [/^instant_wins\.table/, "viewer.rule_instant_win"],
+  [/^bonuses\./, "viewer.rule_bonus"],
+  [/^scoop\.sweep_pays/, "viewer.rule_sweep_pays"],
+  [/^scoop\./, "viewer.rule_scoop"],
+  [/^fouls\.fixed_units/, "viewer.rule_foul_fixed"],
+  [/^fouls\./, "viewer.rule_foul"],
+  [/^aces\.units_per_ace/, "viewer.rule_ace_balance"],
+  [/^aces\./, "viewer.rule_aces"],
+];
+// The one rule whose citation carries English words after it (docs/rules.md §5's): said above instead.
+const CITATION_WORDS = /(docs\/rules\.md §\d+(?:\.\d+)?): [a-z ]+/;
+
 function ruleCell(line) {
-  const code = el("code", {}, ...cited(line.rule));
-  if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, code); }
+  const found = RULE_TEXTS.find(([pattern]) => pattern.test(line.rule));
+  const said = found ? [el("span", { text: t(found[1]) }), " "] : [];
+  const code = el("code", {}, ...cited(state.language === "en" ? line.rule : line.rule.replace(CITATION_WORDS, "$1")));
+  if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, ...said, code); }
   CITATION.lastIndex = 0;
   const section = SECOND_FAMILY.test(line.rule) ? "12.1" : FIRST_FAMILY.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];
-  return el("td", {}, code, " ", ruleLink(section));
+  return el("td", {}, ...said, code, " ", ruleLink(section));
 }
 
 function renderLedger(result) {

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, missing
+from marshmallow import RAISE, Schema, ValidationError, fields, missing, pre_load
 
 from service.contract import OPPONENTS
 from service.scoring import STEPS
+from service.texts import Text
 from service.validation.fields import (
     DIGEST,
     MAX_STAKE,
@@ -47,6 +49,7 @@ class RulesetBody(Body):
 
 
 class PlayerSchema(Body):
+    error_messages = {"type": "fault.player_object"}
     id = String(required=True, validate=Matches(PLAYER_ID, "fault.player_id_pattern"))
     status = String(load_default="arranged", validate=OneOf(STATUSES))
     declare = JsonBoolean()
@@ -110,28 +113,33 @@ def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
 
 
 class RoomSchema(RulesetBody):
+    error_messages = {"type": "fault.room_body"}
     stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
     round_id = String(validate=MaxLength(128))
     players = Players(required=True)
 
 
 class ArrangementSchema(RulesetBody):
+    error_messages = {"type": "fault.arrangement_body"}
     back = CardList(5, required=True)
     middle = CardList(5, required=True)
     front = CardList(3, required=True)
 
 
 class ArrangeRequestSchema(RulesetBody):
+    error_messages = {"type": "fault.arrange_body"}
     cards = CardList(13, required=True)
     alternatives = JsonInteger(load_default=3, validate=InRange(0, 20))
     opponents = String(load_default="strong", validate=OneOf(OPPONENTS))
 
 
 class BatchSchema(Body):
+    error_messages = {"type": "fault.batch_body"}
     rooms = List(fields.Raw(allow_none=True), required=True)  # each room is checked on its own
 
 
 class ClaimedLineSchema(Body):
+    error_messages = {"type": "fault.claimed_line_object"}
     payer = String(required=True)
     payee = String(required=True)
     amount = JsonInteger(required=True, validate=[InRange(1), ExactAmount()])
@@ -139,11 +147,24 @@ class ClaimedLineSchema(Body):
 
 
 class ClaimSchema(Body):
+    error_messages = {"type": "fault.claim_object"}
+
     amounts = Amounts(required=True)
     ledger = List(Nested(ClaimedLineSchema))  # at most 1,000 lines: BOUNDS
 
+    @pre_load
+    def _short_form(self, data: Any, **kwargs: Any) -> Any:
+        """``{"P": -3000, "Q": 3000}`` (amounts by player, as a backend first writes them) is answered
+        with where they go, rather than as two unknown fields and a missing one."""
+        short = isinstance(data, dict) and data and not {"amounts", "ledger"} & data.keys()
+        if short and all(type(v) is int for v in data.values()):
+            example = json.dumps(dict(list(data.items())[:4]), ensure_ascii=False)
+            raise ValidationError(Text("fault.claim_short_form", example=example[:200]))
+        return data
+
 
 class VerifySchema(RoomSchema):
+    error_messages = {"type": "fault.verify_body"}
     claimed = Nested(ClaimSchema, required=True)
 
 

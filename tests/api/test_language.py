@@ -19,7 +19,10 @@ def test_the_language_is_negotiated_and_named(client: FlaskClient, header: str |
     assert response.headers["Content-Language"] == language
     assert "Accept-Language" in response.headers["Vary"]
     first = response.get_json()["ledger"][0]
-    expected = {"en": "back: full_house beats two_pair", "vi": "Chi 1: Cù lũ thắng Thú"}[language]
+    expected = {
+        "en": "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)",
+        "vi": "Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)",
+    }[language]
     assert first["explanation"] == expected
     assert (first["step"], first["rule"], first["position"]) == (
         "chi",
@@ -33,11 +36,11 @@ def test_a_refusal_in_vietnamese_keeps_its_codes_and_pointers(client: FlaskClien
     english = client.post("/v1/score", json=bad).get_json()
     vietnamese = client.post("/v1/score", json=bad, headers={"Accept-Language": "vi"}).get_json()
     assert vietnamese["title"] == "Ván bài không xử lý được"
-    assert vietnamese["detail"] == "Yêu cầu vi phạm hợp đồng hoặc luật ở 1 chỗ; xem errors."
+    assert vietnamese["detail"] == "Yêu cầu không đúng đặc tả API hoặc luật ở 1 chỗ; xem mục “errors”."
     assert vietnamese["errors"] == [
         {
             "pointer": "/players/0/front/2",
-            "message": "'1S': không có hạng '1' (dùng 2-9, T hoặc 10, J, Q, K, A)",
+            "message": "'1S': không có số '1' (dùng 2-9, T hoặc 10, J, Q, K, A)",
             "code": "invalid",
         }
     ]
@@ -54,7 +57,7 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
     wrong_type = client.post("/v1/score", data="x", content_type="text/plain", headers=vi).get_json()
     assert wrong_type["detail"] == "Gửi nội dung dạng JSON, với Content-Type: application/json."
     not_json = client.post("/v1/score", data="{", content_type="application/json", headers=vi).get_json()
-    assert not_json["title"] == "JSON hỏng"
+    assert not_json["title"] == "JSON không hợp lệ"
     assert not_json["detail"] == "không phải JSON: tên khóa phải nằm trong dấu ngoặc kép ở dòng 1, cột 2"
     method = client.get("/v1/score", headers=vi)
     assert method.get_json()["detail"] == "Ở đây hãy dùng POST."

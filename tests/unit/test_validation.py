@@ -184,7 +184,7 @@ def test_wrong_types_everywhere_are_all_reported() -> None:
 
 @pytest.mark.parametrize("players", [7, "P", {"id": "P"}])
 def test_players_that_are_not_an_array(players: object) -> None:
-    assert faults({"ruleset": "maubinh-2020", "players": players}) == [("/players", "Not a valid list.")]
+    assert faults({"ruleset": "maubinh-2020", "players": players}) == [("/players", "must be an array")]
 
 
 def test_missing_required_fields() -> None:
