@@ -84,12 +84,12 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
     with source:
         try:
             csv = getattr(args, "format", "json") == "csv"
-            if csv:
+            if csv and args.jsonl:
                 out.write(spreadsheet.header())
             if not args.jsonl:
                 status, body = answer(OPERATIONS[name], source.read(), catalogue, _defaults(args), args.lang)
-                if csv and status == 200:
-                    out.write(spreadsheet.ledger_rows(body))
+                if csv and status == 200:  # a refused room writes nothing to stdout, not even a header
+                    out.write(spreadsheet.header() + spreadsheet.ledger_rows(body))
                 elif csv:
                     sys.stderr.buffer.write(dumps(body, args.lang) + b"\n")
                 else:

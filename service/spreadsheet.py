@@ -1,5 +1,6 @@
 """A score answer's ledger as CSV rows (RFC 4180: CRLF line ends, quotes where needed, UTF-8), for
-the command line's ``--format csv``: one row per ledger line, the columns an auditor sorts by."""
+the command line's ``--format csv``: one row per ledger line, the columns an auditor sorts by, and
+the line's explanation in the language asked for."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
-COLUMNS = ("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule")
+COLUMNS = ("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule", "explanation")
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -35,6 +36,6 @@ def ledger_rows(answer: dict[str, Any]) -> bytes:
     round_id = _text(answer.get("round_id") or "")
     return _csv(
         (round_id, line["seq"], line["step"], _text(line["payer"]), _text(line["payee"]), line["position"] or "",
-         line["units"], line["amount"], line["rule"])
+         line["units"], line["amount"], line["rule"], line["explanation"])
         for line in answer["ledger"]
     )  # fmt: skip

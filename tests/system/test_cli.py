@@ -284,7 +284,18 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
     assert one.returncode == 0
     assert one.stdout.count(b"\r\n") == 5 and b"\n" not in one.stdout.replace(b"\r\n", b"")
     rows = list(csv.reader(io.StringIO(one.stdout.decode("utf-8"), newline="")))
-    assert rows[0] == ["round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule"]
+    assert rows[0] == [
+        "round_id",
+        "seq",
+        "step",
+        "payer",
+        "payee",
+        "position",
+        "units",
+        "amount",
+        "rule",
+        "explanation",
+    ]
     assert rows[1] == [
         'bàn 7, "ván" 12',
         "1",
@@ -295,9 +306,19 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
         "1",
         "1000",
         "docs/rules.md §5: one unit per chi won",
+        "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)",
     ]
     assert rows[4][2:8] == ["scoop", "P", "Q", "", "6", "6000"]
     assert '"bàn 7, ""ván"" 12"' in one.stdout.decode("utf-8")
+
+
+def test_a_refused_room_writes_no_spreadsheet(tmp_path: Path) -> None:
+    """Exit 1, the problem on stderr, and nothing on stdout (not even the header): a script that keeps
+    stdout as the room's spreadsheet keeps no empty one."""
+    refused = subprocess.run([str(Path(sys.executable).with_name("maubinh")), "score", "-", "--format", "csv"],
+                             input=b'{"ruleset": "maubinh-2020"}', capture_output=True, check=False)  # fmt: skip
+    assert refused.returncode == 1 and refused.stdout == b""
+    assert json.loads(refused.stderr)["errors"][0]["pointer"] == "/players"
 
 
 def test_a_jsonl_spreadsheet_has_one_header_and_sets_problems_aside(tmp_path: Path) -> None:
