@@ -69,11 +69,11 @@ def _spellings() -> dict[str, Card]:
 
 JSON_KINDS: dict[type, Named] = {
     type(None): Named("null", "null"),
-    bool: Named("true or false", "true hay false"),
+    bool: Named("true or false", "true hoặc false"),
     int: Named("a number", "một số"),
     float: Named("a number", "một số"),
     list: Named("an array", "một mảng"),
-    dict: Named("an object", "một đối tượng"),
+    dict: Named("an object", "một đối tượng JSON"),
 }
 """What a JSON value that is not a card's string is, as a fault says it (never a Python type's name)."""
 

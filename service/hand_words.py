@@ -51,8 +51,9 @@ def _ranks(category: Category, digits: list[int], wheel: Wheel) -> list[int]:
     return [d - 1 for d in digits if d]
 
 
-def _name(category: Category, ranks: list[int]) -> tuple[str, str]:
-    """The hand's name with the ranks that make it, in English and Vietnamese."""
+def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
+    """The hand's name with the ranks that make it, in English and Vietnamese. A high card or a
+    flush is read from its top card down to its ``said``-th (the card that decided, or just the top)."""
     top, en, pl, vi = ranks[0], RANK_WORDS_EN, RANK_PLURALS_EN, RANK_WORDS_VI
     if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
         low = ranks[-1]
@@ -61,18 +62,19 @@ def _name(category: Category, ranks: list[int]) -> tuple[str, str]:
                 return "steel wheel", "thùng phá sảnh hạ"
             if top == ACE:
                 return "royal flush", "thùng phá sảnh thượng"
-            return f"straight flush, {en[low]} to {en[top]}", f"thùng phá sảnh {vi[low]} đến {vi[top]}"
-        return f"straight, {en[low]} to {en[top]}", f"sảnh {vi[low]} đến {vi[top]}"
-    if category == Category.HIGH_CARD:
-        return f"{en[top]} high", f"mậu thầu {vi[top]}"
+            return f"straight flush, {en[low]} to {en[top]}", f"thùng phá sảnh từ {vi[low]} đến {vi[top]}"
+        return f"straight, {en[low]} to {en[top]}", f"sảnh từ {vi[low]} đến {vi[top]}"
+    if category in (Category.HIGH_CARD, Category.FLUSH):
+        run_en, run_vi = "-".join(en[r] for r in ranks[:said]), "-".join(vi[r] for r in ranks[:said])
+        if category == Category.HIGH_CARD:
+            return f"{run_en} high", f"mậu thầu {run_vi}"
+        return f"flush, {run_en} high", f"thùng {run_vi}"
     if category == Category.PAIR:
         return f"pair of {pl[top]}", f"đôi {vi[top]}"
     if category == Category.TWO_PAIR:
         return f"two pair, {pl[top]} and {pl[ranks[2]]}", f"thú {vi[top]}-{vi[ranks[2]]}"
     if category == Category.THREE_OF_A_KIND:
         return (f"three {pl[top]}", f"sám {vi[top]}") if top != ACE or len(ranks) > 3 else ("trip aces", "sám Át")
-    if category == Category.FLUSH:
-        return f"flush, {en[top]} high", f"thùng {vi[top]}"
     if category == Category.FULL_HOUSE:
         return f"full house, {pl[top]} full of {pl[ranks[3]]}", f"cù lũ {vi[top]} đôi {vi[ranks[3]]}"
     return f"four {pl[top]}", f"tứ quý {vi[top]}"
@@ -81,15 +83,21 @@ def _name(category: Category, ranks: list[int]) -> tuple[str, str]:
 @lru_cache(maxsize=1 << 16)
 def spoken(strength: int, against: int, wheel: Wheel) -> Named:
     """The hand of ``strength`` as a player names it when it met ``against`` (same chi, either
-    result): name and ranks, the kicker where the name's ranks tie, and its cards' ranks."""
+    result): name and ranks, the kickers down to the deciding one where the name's ranks tie, and
+    its cards' ranks."""
     category, digits = category_of(strength), _digits(strength)
     ranks = _ranks(category, digits, wheel)
-    en, vi = _name(category, ranks)
+    head, decided = HEAD_DIGITS[category], 0
     if category == category_of(against):
         other = _digits(against)
-        differs = next((k for k in range(DIGITS) if digits[k] != other[k]), None)
-        if differs is not None and differs >= HEAD_DIGITS[category] and digits[differs]:
-            kicker = digits[differs] - 1
-            en, vi = f"{en}, kicker {RANK_WORDS_EN[kicker]}", f"{vi}, kicker {RANK_WORDS_VI[kicker]}"
+        decided = next((k + 1 for k in range(DIGITS) if digits[k] != other[k]), 0)
+    if category in (Category.HIGH_CARD, Category.FLUSH):
+        en, vi = _name(category, ranks, max(decided, head))
+    else:
+        en, vi = _name(category, ranks, head)
+        if decided > head:  # every card below the name's, down to the one that decided
+            kickers = ranks[head:decided]
+            en += (", kicker " if len(kickers) == 1 else ", kickers ") + "-".join(RANK_WORDS_EN[r] for r in kickers)
+            vi += ", kicker " + "-".join(RANK_WORDS_VI[r] for r in kickers)
     cards = "-".join(RANK_LETTERS[r] for r in ranks)
     return Named(f"{en} ({cards})", f"{vi} ({cards})")

@@ -40,7 +40,7 @@ def test_a_refusal_in_vietnamese_keeps_its_codes_and_pointers(client: FlaskClien
     assert vietnamese["errors"] == [
         {
             "pointer": "/players/0/front/2",
-            "message": "'1S': không có số '1' (dùng 2-9, T hoặc 10, J, Q, K, A)",
+            "message": "'1S': số '1' không hợp lệ (dùng 2-9, T hoặc 10, J, Q, K, A)",
             "code": "invalid",
         }
     ]

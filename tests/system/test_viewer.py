@@ -338,23 +338,23 @@ def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser
     """E1 settled without its scoop: P paid 3000, the rules give 9000."""
     context, page = vietnamese_page(browser, base)
     page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
-    page.get_by_text("Đối chiếu: số tiền game đã chia").click()
-    page.get_by_label("JSON của kết quả đã chia").fill(json.dumps(NO_SCOOP))
+    page.get_by_text("Đối chiếu: kết quả game đã ghi").click()
+    page.get_by_label("JSON của kết quả game đã ghi").fill(json.dumps(NO_SCOOP))
     page.get_by_role("button", name="Đối chiếu kết quả này").click()
     verdict = page.locator("#verdict")
     expect(verdict).to_be_visible()
-    expect(page.locator("#verdict-heading")).to_have_text("Kết quả đã chia không khớp với luật")
+    expect(page.locator("#verdict-heading")).to_have_text("Kết quả game đã ghi không khớp với luật")
     row = verdict.locator("tr[data-player=P]")
     expect(row).to_have_class(re.compile(r"\bdiffers\b"))
     expect(row.locator("td")).to_have_text(["-3000", "-9000", "+6000"])
     expect(verdict.locator(".verdict-player[data-player=P]")).to_contain_text(
-        "P: game đã chia -3000; theo luật là -9000, lệch +6000."
+        "P: game đã ghi -3000; theo luật là -9000, lệch +6000."
     )
     expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
-        ["sập: tính lại được -6000, kết quả đã ghi là +0"]
+        ["sập: theo luật -6000, kết quả đã ghi +0"]
     )
     expect(verdict.locator("#verdict-line-list li[data-kind=missing]")).to_have_text(
-        "Thiếu trong kết quả đã chia: P trả Q 6000 (Sập)"
+        "Thiếu trong kết quả game đã ghi: P trả Q 6000 (Sập)"
     )
     highlighted = page.locator("#ledger tbody tr.differs")
     expect(highlighted).to_have_count(1)

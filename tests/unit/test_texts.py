@@ -155,8 +155,8 @@ def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
     }
     body = json.loads(dumps(verify_document({**room, "claimed": claimed}, None, "vi"), "vi"))
     assert body["result"]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
-    assert body["players"][0]["explanation"] == ["sập: tính lại được -6000, kết quả đã ghi là +0"]
-    assert body["players"][1]["explanation"] == ["sập: tính lại được +6000, kết quả đã ghi là +0"]
+    assert body["players"][0]["explanation"] == ["sập: theo luật -6000, kết quả đã ghi +0"]
+    assert body["players"][1]["explanation"] == ["sập: theo luật +6000, kết quả đã ghi +0"]
 
 
 def _without_texts(document: Any) -> Any:
