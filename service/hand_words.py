@@ -9,7 +9,7 @@ rank that differs.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from service.cards import ACE
 from service.hands import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel, category_of
@@ -80,17 +80,31 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
     return f"four {pl[top]}", f"tứ quý {vi[top]}"
 
 
-@lru_cache(maxsize=1 << 16)
+@cache
+def _read(strength: int) -> tuple[Category, tuple[int, ...]]:
+    """A strength's category and comparison vector: a few thousand strengths exist, each read once."""
+    return category_of(strength), tuple(_digits(strength))
+
+
 def spoken(strength: int, against: int, wheel: Wheel) -> Named:
     """The hand of ``strength`` as a player names it when it met ``against`` (same chi, either
     result): name and ranks, the kickers down to the deciding one where the name's ranks tie, and
     its cards' ranks."""
-    category, digits = category_of(strength), _digits(strength)
-    ranks = _ranks(category, digits, wheel)
-    head, decided = HEAD_DIGITS[category], 0
-    if category == category_of(against):
-        other = _digits(against)
+    category, digits = _read(strength)
+    other_category, other = _read(against)
+    decided = 0
+    if category == other_category:
         decided = next((k + 1 for k in range(DIGITS) if digits[k] != other[k]), 0)
+    return _said(strength, wheel, decided)
+
+
+@lru_cache(maxsize=1 << 16)  # bounded: a few thousand strengths × at most six decided ranks
+def _said(strength: int, wheel: Wheel, decided: int) -> Named:
+    """The words for a hand whose comparison was decided at its ``decided``-th rank (0: by category);
+    at most six per strength, so each is made once."""
+    category, digits = _read(strength)
+    ranks = _ranks(category, list(digits), wheel)
+    head = HEAD_DIGITS[category]
     if category in (Category.HIGH_CARD, Category.FLUSH):
         en, vi = _name(category, ranks, max(decided, head))
     else:
