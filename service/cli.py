@@ -3,6 +3,10 @@
 maubinh score room.json          one room; exit 1 with the problem if rejected
 maubinh score --jsonl - < rooms  one result (or problem) per input line
 maubinh score --format csv ...   the ledger as a spreadsheet: one row per line
+maubinh score|verify --jsonl IN --format parquet -o DIR
+                                 the ledger as tables (Parquet): rooms, players, ledger, problems[, differences]
+maubinh verify --jsonl IN --report report.html
+                                 and an audit report: one offline HTML page
 maubinh verify claim.json        a room and the settlement a backend claims; exit 1 unless they agree
 maubinh verify --jsonl claims    one line per disagreement (or refusal), a summary; exit 1 if any disagree
 maubinh evaluate hand.json       name the hands of one arrangement
@@ -74,7 +78,76 @@ def _defaults(args: argparse.Namespace) -> dict[str, Any]:
     return {"opponents": opponents} if opponents else {}
 
 
+def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
+    """The summary line on stderr, and the exit status it gives."""
+    if name == "verify":
+        disagree = done.lines - done.refused - done.agreed
+        summary = Text(
+            "cli.verify_summary",
+            lines=done.lines,
+            agreed=done.agreed,
+            disagreed=disagree,
+            refused=done.refused,
+            seconds=done.seconds,
+        )
+        print(f"maubinh verify: {summary.render(language)}", file=sys.stderr)
+        return EXIT_REJECTED if disagree else 0
+    summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=done.seconds)
+    print(f"maubinh {name}: {summary.render(language)}", file=sys.stderr)
+    return 0
+
+
+def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path: str | None) -> int:
+    """--jsonl with the tables: Parquet files in a directory, an audit report, or both."""
+    try:
+        from service.table_files import ParquetTables
+    except ImportError:
+        print(f"maubinh {name}: this needs pyarrow: pip install 'maubinh[audit]'", file=sys.stderr)
+        return EXIT_USAGE
+    from service.audit_report import Report
+
+    try:
+        source = _open(args.file)
+        out = None if parquet else (open(args.output, "wb") if args.output else sys.stdout.buffer)  # noqa: SIM115
+        files = ParquetTables(args.output, name) if parquet else None
+    except OSError as error:
+        print(f"maubinh {name}: cannot open {error.filename}: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
+    report = Report(args.lang) if report_path else None
+
+    def take(chunk: jsonl.Chunk) -> None:
+        if files is not None:
+            files.add(chunk.tables)
+        if report is not None:
+            report.add(chunk)
+
+    with source:
+        try:
+            progress = _progress_bar(args.file)
+            done = jsonl.run(name, source, out, args.jobs, progress, None, args.lang, _defaults(args), take)
+            if progress is not None:
+                progress.close()
+        finally:
+            if files is not None:
+                files.close()
+            if out is not None and out is not sys.stdout.buffer:
+                out.close()
+    if report is not None and report_path:
+        Path(report_path).write_text(report.html(done), encoding="utf-8")
+    return _summed_up(name, done, args.lang)
+
+
 def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
+    parquet = getattr(args, "format", "json") == "parquet"
+    report = getattr(args, "report", None)
+    if (parquet or report) and not args.jsonl:
+        print(f"maubinh {name}: --format parquet and --report read --jsonl input", file=sys.stderr)
+        return EXIT_USAGE
+    if parquet and not args.output:
+        print(f"maubinh {name}: --format parquet writes its tables into the directory -o names", file=sys.stderr)
+        return EXIT_USAGE
+    if parquet or report:
+        return _run_tables(name, args, parquet, report)
     try:
         source = _open(args.file)
         out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
@@ -100,24 +173,10 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
             done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, _defaults(args))
             if progress is not None:
                 progress.close()
-            if name == "verify":
-                disagree = done.lines - done.refused - done.agreed
-                summary = Text(
-                    "cli.verify_summary",
-                    lines=done.lines,
-                    agreed=done.agreed,
-                    disagreed=disagree,
-                    refused=done.refused,
-                    seconds=done.seconds,
-                )
-                print(f"maubinh verify: {summary.render(args.lang)}", file=sys.stderr)
-                return EXIT_REJECTED if disagree else 0
-            summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=done.seconds)
-            print(f"maubinh {name}: {summary.render(args.lang)}", file=sys.stderr)
+            return _summed_up(name, done, args.lang)
         finally:
             if out is not sys.stdout.buffer:
                 out.close()
-    return 0
 
 
 def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int:
@@ -184,12 +243,21 @@ def _parser() -> argparse.ArgumentParser:
                 choices=OPPONENTS,
                 help="the field a request that does not say plays against: strong (the service's default), weak",
             )
-        if name == "score":
+        if name in ("score", "verify"):
             sub.add_argument(
                 "--format",
-                choices=("json", "csv"),
+                choices=("json", "csv", "parquet") if name == "score" else ("json", "parquet"),
                 default="json",
-                help="csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr",
+                help="csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr. "
+                "parquet (with --jsonl): the tables rooms, players, ledger, problems"
+                + (", differences" if name == "verify" else "")
+                + " in the directory -o names",
+            )
+        if name == "verify":
+            sub.add_argument(
+                "--report",
+                metavar="HTML",
+                help="with --jsonl: also write an audit report, one offline HTML page, to HTML",
             )
     rulesets = commands.add_parser(
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"

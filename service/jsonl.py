@@ -7,19 +7,19 @@ process, writing each answer as soon as it is made.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from service.documents import OPERATIONS, answer, prepare
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps, problem_json
 from service.spreadsheet import ledger_rows
+from service.tables import Rows, add_rows, encode_rows, room_rows, round_id_of
 from service.texts import Language, Text
 from service.verify import settles
 
@@ -39,6 +39,11 @@ class Summary:
     """For verify: the rooms whose claim agrees, which are counted and not written."""
 
 
+Format = Literal["json", "csv", "none"]
+"""What a worker writes of each answer: its JSON line, its ledger's CSV rows, or nothing (its table
+rows only)."""
+
+
 @dataclass(frozen=True)
 class Worker:
     """What each worker process holds: one operation, its catalogue, its output format and language,
@@ -46,20 +51,26 @@ class Worker:
 
     name: str
     catalogue: Catalogue
-    csv: bool
+    format: Format
     language: Language
     defaults: dict[str, Any]
+    tables: bool = False
+    """Also each answer's table rows (:mod:`service.tables`), for Parquet and the audit report."""
 
 
 _worker: Worker | None = None
 
 
 def _start_worker(
-    name: str, csv: bool = False, language: Language = "en", defaults: dict[str, Any] | None = None
+    name: str,
+    format: Format = "json",
+    language: Language = "en",
+    defaults: dict[str, Any] | None = None,
+    tables: bool = False,
 ) -> None:
     global _worker  # noqa: PLW0603 - one per worker process
     catalogue = catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
-    _worker = Worker(name, catalogue, csv, language, defaults or {})
+    _worker = Worker(name, catalogue, format, language, defaults or {}, tables)
 
 
 @dataclass(frozen=True)
@@ -72,21 +83,16 @@ class Chunk:
     lines: int
     refused: int
     agreed: int
-
-
-def _round_id(line: bytes) -> str | None:
-    """The line's ``round_id``, if it has one that reads as text: its problem names it."""
-    try:
-        found = json.loads(line).get("round_id")
-    except (ValueError, AttributeError, RecursionError):
-        return None
-    return found if isinstance(found, str) else None
+    tables: bytes = b""
+    """With the tables format: the chunk's rows, an Arrow IPC stream per table (tables.encode_rows)."""
+    requests: tuple[tuple[int, bytes], ...] = ()
+    """With the tables format, verify: each disagreeing line's request, for the report's links."""
 
 
 def _traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict[str, Any]:
     """A problem, or a verify answer, with the input line it answers and that line's round, so that
     an audit of a month of rounds can tell which one each is (a scored line keeps its bytes)."""
-    round_id = body["result"]["round_id"] if status == 200 else _round_id(line)
+    round_id = body["result"]["round_id"] if status == 200 else round_id_of(line)
     return {"line": number, "round_id": round_id, **body}
 
 
@@ -94,11 +100,13 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     """One chunk, in a worker: its first line's number and its lines. An agreeing verify answer is
     counted, not written."""
     assert _worker is not None
-    csv, language = _worker.csv, _worker.language
+    csv, language = _worker.format == "csv", _worker.language
     operation = OPERATIONS[_worker.name]
     traces_answers = _worker.name == "verify"  # what verify writes are disagreements
     first, lines = numbered
     out, aside = [], []
+    rows: Rows = {}
+    requests = []
     refused = agreed = 0
     for number, line in enumerate(lines, start=first):
         try:
@@ -107,6 +115,14 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
             traceback.print_exc(file=sys.stderr)
             status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
         refused += status != 200
+        if _worker.tables:
+            round_id = None if status == 200 else round_id_of(line)
+            add_rows(rows, room_rows(_worker.name, number, round_id, status, body, language))
+            if traces_answers and status == 200 and not body["agrees"]:
+                requests.append((number, line))
+        if _worker.format == "none":
+            agreed += settles(status, body)
+            continue
         if status != 200 or (traces_answers and not settles(status, body)):
             body = _traced(number, line, status, body)
         if settles(status, body):
@@ -117,7 +133,8 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
             aside.append(dumps(body, language) + b"\n")
         else:
             out.append(dumps(body, language) + b"\n")
-    return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed)
+    tables = encode_rows(_worker.name, rows) if _worker.tables else b""
+    return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed, tables, tuple(requests))
 
 
 def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
@@ -136,33 +153,42 @@ def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes
 def run(
     name: str,
     source: Iterable[bytes],
-    out: BinaryIO,
+    out: BinaryIO | None,
     jobs: int,
     progress: object = None,
     csv_aside: BinaryIO | None = None,
     language: Language = "en",
     defaults: dict[str, Any] | None = None,
+    tables: Callable[[Chunk], None] | None = None,
 ) -> Summary:
     """Answer every line of ``source`` on ``out``; ``progress`` is a tqdm bar (or None) to advance.
-    With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there."""
+    With ``csv_aside``, answers are ledger rows (the caller writes the header) and problems go there.
+    With ``tables``, each chunk (its table rows included) goes to it too; ``out`` None writes nothing."""
     csv = csv_aside is not None
+    format: Format = "none" if out is None else "csv" if csv else "json"
     prepare(name)
     started = time.perf_counter()
     lines = refused = agreed = 0
     if jobs <= 1:
-        _start_worker(name, csv, language, defaults)
-        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1))
+        _start_worker(name, format, language, defaults, tables is not None)
+        # line by line, each answer written as soon as made; table rows gather into chunks all the same
+        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1 if tables is None else CHUNK))
         pool = None
     else:
         import multiprocessing  # only here: a single room's start-up does without it
 
         context = multiprocessing.get_context("fork")  # workers inherit the tables already built
-        pool = context.Pool(jobs, initializer=_start_worker, initargs=(name, csv, language, defaults))
+        pool = context.Pool(
+            jobs, initializer=_start_worker, initargs=(name, format, language, defaults, tables is not None)
+        )
         results = pool.imap(_answer_chunk, _chunks(source, CHUNK_BY_OPERATION.get(name, CHUNK)))
     try:
         for chunk in results:
-            out.write(chunk.text)
-            out.flush()
+            if tables is not None:
+                tables(chunk)
+            if out is not None:
+                out.write(chunk.text)
+                out.flush()
             if chunk.aside and csv_aside is not None:
                 csv_aside.write(chunk.aside)
                 csv_aside.flush()

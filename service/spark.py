@@ -1,0 +1,156 @@
+"""Bulk audits on Spark: a DataFrame of rooms scored (or verified) on the executors by the same
+pipeline as the command line, into the same tables (:mod:`service.tables`).
+
+``mapInArrow``, not ``mapInPandas``: each partition arrives as Arrow record batches and leaves as
+Arrow record batches built straight from the table rows (a list of structs per table and room), with
+no pandas frame on the way, whose object columns would only wrap the same Python lists. Each room is
+scored once: one nested row per room (a list column per table) is kept, then each table is that
+column exploded, so the tables agree with each other and with ``maubinh score|verify --jsonl
+--format parquet``, table for table. A refused room is a row of ``rooms`` and ``problems``, never an
+error: no room stops a partition.
+
+Run it with ``spark-submit`` on ``deploy/spark/audit.py`` (README, "Audits at scale"); executors need
+the package (``pip install 'maubinh[spark]'``, or the wheel with ``--py-files``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from service.tables import COLUMNS, room_rows, round_id_of, tables_for
+from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+SPARK_TYPES = {"int64": "bigint", "int32": "int", "string": "string", "bool": "boolean"}
+
+
+def nested_schema(operation: str) -> str:
+    """The scored DataFrame's schema as Spark DDL: one list of rows per table."""
+    tables = []
+    for table in tables_for(operation):
+        fields = ",".join(f"{name}:{SPARK_TYPES[kind]}" for name, kind in COLUMNS[table])
+        tables.append(f"{table} array<struct<{fields}>>")
+    return ", ".join(tables)
+
+
+def _arrow_nested(operation: str) -> pa.Schema:
+    import pyarrow as pa
+
+    from service.tables import arrow_schema
+
+    return pa.schema([(table, pa.list_(pa.struct(list(arrow_schema(table))))) for table in tables_for(operation)])
+
+
+_answering: dict[str, Any] = {}
+
+
+def _scorer(operation: str) -> Any:
+    """The operation and the catalogue, made once per executor process (tables, rulesets)."""
+    if operation not in _answering:
+        from service.documents import OPERATIONS, prepare
+        from service.rulesets.catalogue import RULESETS_DIR_ENV, catalogue_for
+
+        prepare(operation)
+        _answering[operation] = (OPERATIONS[operation], catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None))
+    return _answering[operation]
+
+
+def score_partition(
+    batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``'s function: batches of (line, room JSON text) → batches of nested table rows."""
+    import pyarrow as pa
+
+    from service.documents import answer
+
+    handler, catalogue = _scorer(operation)
+    schema = _arrow_nested(operation)
+    tables = tables_for(operation)
+    for batch in batches:
+        columns: dict[str, list[list[dict[str, Any]]]] = {table: [] for table in tables}
+        for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
+            text = (room or "").encode()
+            try:
+                status, body = answer(handler, text, catalogue, {}, language)
+            except Exception:  # a defect on one room must not stop its partition: the CLI's 500
+                from service.serialize import problem_json
+                from service.texts import Text
+
+                status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
+            rows = room_rows(operation, line, None if status == 200 else round_id_of(text), status, body, language)
+            for table in tables:
+                columns[table].append(rows[table])
+        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+
+
+def score_rooms(rooms: DataFrame, operation: str = "score", language: Language = "en") -> DataFrame:
+    """``rooms`` (columns ``line``: bigint, ``room``: the request's JSON text) → one nested row per room."""
+    return rooms.select("line", "room").mapInArrow(
+        lambda batches: score_partition(batches, operation, language), nested_schema(operation)
+    )
+
+
+def tables(scored: DataFrame, operation: str = "score") -> dict[str, DataFrame]:
+    """Each table of :func:`score_rooms`' rows, as its own DataFrame with the CLI's columns."""
+    return {table: scored.selectExpr(f"inline({table})") for table in tables_for(operation)}
+
+
+def read_rooms(spark: SparkSession, path: str, room_column: str = "room") -> DataFrame:
+    """Rooms from JSON lines (``line`` = the line's number from 1, as the CLI counts) or from Parquet
+    with a JSON text column (its own ``line`` column, or one numbered the same way)."""
+    if path.endswith(".parquet") or (os.path.isdir(path) and any(f.endswith(".parquet") for f in os.listdir(path))):
+        frame = spark.read.parquet(path)
+        if "line" in frame.columns:
+            return frame.selectExpr("cast(line as bigint) as line", f"`{room_column}` as room")
+        texts = frame.select(room_column).rdd.map(lambda row: row[0])
+    else:
+        texts = spark.read.text(path).rdd.map(lambda row: row[0])
+    numbered = texts.zipWithIndex().map(lambda pair: (pair[1] + 1, pair[0]))
+    return spark.createDataFrame(numbered, "line bigint, room string")
+
+
+def audit(
+    spark: SparkSession, path: str, out: str, operation: str = "score", language: Language = "en"
+) -> dict[str, int]:
+    """Score (or verify) the rooms at ``path`` and write each table to ``out/<table>/`` as Parquet.
+    Returns the row count of each table."""
+    from pyspark import StorageLevel
+
+    scored = score_rooms(read_rooms(spark, path), operation, language).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = {}
+        for table, frame in tables(scored, operation).items():
+            frame.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{table}")
+            counts[table] = spark.read.parquet(f"{out.rstrip('/')}/{table}").count()
+        return counts
+    finally:
+        scored.unpersist()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="maubinh-spark", description="Score or verify rooms on Spark into the tables of maubinh --format parquet."
+    )
+    parser.add_argument("operation", choices=("score", "verify"))
+    parser.add_argument("input", help="JSON lines (one request per line), or Parquet with a column of request JSON")
+    parser.add_argument("-o", "--output", required=True, help="directory: one Parquet directory per table")
+    parser.add_argument("--room-column", default="room", help="with Parquet input: the column holding each request")
+    parser.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
+    args = parser.parse_args(argv)
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
+    spark = SparkSession.builder.appName(f"maubinh {args.operation}").getOrCreate()
+    try:
+        counts = audit(spark, args.input, args.output, args.operation, args.lang)
+    finally:
+        spark.stop()
+    print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)
+    return 0
