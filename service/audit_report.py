@@ -14,6 +14,7 @@ import heapq
 import html
 import io
 import json
+import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 LARGEST = 20
 """How many of the largest differences the report lists (and keeps the requests of)."""
 VIEWER = "http://127.0.0.1:8000/viewer"
+"""Where the links go unless told (``maubinh verify --viewer URL``): a service run with ``make run``."""
 
 
 def _base64url(document: object) -> str:
@@ -144,7 +146,7 @@ def bar_chart(values: dict[str, int], axis: str) -> str:
         out = io.StringIO()
         figure.savefig(out, format="svg", metadata={"Date": None})
     svg = out.getvalue()
-    return svg[svg.index("<svg") :]
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", svg[svg.index("<svg") :], flags=re.DOTALL)  # RDF, no use here
 
 
 PAGE = """<!DOCTYPE html>

@@ -113,7 +113,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     except OSError as error:
         print(f"maubinh {name}: cannot open {error.filename}: {error.strerror}", file=sys.stderr)
         return EXIT_USAGE
-    report = Report(args.lang) if report_path else None
+    report = Report(args.lang, args.viewer) if report_path else None
 
     def take(chunk: jsonl.Chunk) -> None:
         if files is not None:
@@ -258,6 +258,12 @@ def _parser() -> argparse.ArgumentParser:
                 "--report",
                 metavar="HTML",
                 help="with --jsonl: also write an audit report, one offline HTML page, to HTML",
+            )
+            sub.add_argument(
+                "--viewer",
+                metavar="URL",
+                default="http://127.0.0.1:8000/viewer",
+                help="the report's links open this viewer (the service's /viewer) in verify mode on the round",
             )
     rulesets = commands.add_parser(
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"

@@ -390,3 +390,50 @@ def test_verify_mode_in_vietnamese_has_no_axe_violations(browser: Browser, base:
     )
     assert violations == []
     context.close()
+
+
+def test_the_audit_report_counts_charts_and_links_into_verify_mode(browser: Browser, base: str, tmp_path: Path) -> None:
+    """`maubinh verify --jsonl --report`: rendered in Chromium, its four figures are the summary
+    line's, both charts are drawn, and the first difference's link opens the viewer in verify mode on
+    that round, showing the same claimed and computed amounts."""
+    import subprocess
+    import sys
+
+    maubinh = str(Path(sys.executable).with_name("maubinh"))
+    rooms = [CASES[name]["request"] for name in CASES if "ledger" in CASES[name].get("expect", {})][:30]
+    claims = []
+    for k, room in enumerate(rooms):
+        answer = json.loads(subprocess.run([maubinh, "score", "-"], input=json.dumps(room).encode(),
+                                           capture_output=True, check=True).stdout)  # fmt: skip
+        amounts = {p["id"]: p["amount"] for p in answer["players"]}
+        if k % 3 == 0:
+            first, second = list(amounts)[:2]
+            amounts[first], amounts[second] = amounts[first] - 2000 * (k + 1), amounts[second] + 2000 * (k + 1)
+        claims.append(json.dumps({**room, "round_id": f"audit/{k}", "claimed": {"amounts": amounts}}))
+    claims.append('{"ruleset": "nope"}')
+    source, report = tmp_path / "claims.jsonl", tmp_path / "report.html"
+    source.write_text("\n".join(claims) + "\n")
+    done = subprocess.run([maubinh, "verify", "--jsonl", str(source), "--report", str(report), "--viewer",
+                           f"{base}/viewer", "--jobs", "1"], capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 1
+    summary = re.search(r"(\d+) rooms checked, (\d+) agree, (\d+) disagree, (\d+) refused", done.stderr)
+    assert summary, done.stderr
+    context = browser.new_context(viewport={"width": 1000, "height": 900})
+    page = context.new_page()
+    page.goto(report.as_uri())
+    figures = [page.locator(f"[data-figure={name}] .number").inner_text().replace(",", "")
+               for name in ("checked", "agreed", "disagreed", "refused")]  # fmt: skip
+    assert figures == list(summary.groups())
+    expect(page.locator("#by-step svg")).to_be_visible()
+    expect(page.locator("#by-ruleset svg")).to_contain_text("maubinh-2020")
+    assert "http" not in re.sub(r'(href|xmlns(:\w+)?)="[^"]*"', "", report.read_text())  # nothing fetched
+    shoot(page, "audit-report")
+    first = page.locator("#largest tbody tr").first
+    claimed, computed = (first.locator("td").nth(k).inner_text().replace(",", "") for k in (3, 4))
+    player = first.locator("td").nth(2).inner_text()
+    first.get_by_role("link").click()
+    expect(page.locator("#verdict-heading")).to_have_text("The settlement does not agree with the rules")
+    row = page.locator(f"#verdict tr[data-player='{player}'] td")
+    expect(row.nth(0)).to_have_text(str(int(claimed)))
+    expect(row.nth(1)).to_have_text(str(int(computed)))
+    context.close()

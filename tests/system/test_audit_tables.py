@@ -1,0 +1,239 @@
+"""The ledger as tables: ``maubinh score|verify --jsonl --format parquet`` against the JSON lines it
+stands for, read back by pyarrow and DuckDB; the Spark job's tables against the command line's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from service.tables import COLUMNS, arrow_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
+MAUBINH = str(Path(sys.executable).with_name("maubinh"))
+KEYS = {
+    "rooms": ["line"],
+    "players": ["line", "player"],
+    "ledger": ["line", "seq"],
+    "problems": ["line", "pointer", "code", "message"],
+    "differences": ["line", "kind", "player", "payer", "payee", "step"],
+}
+
+
+def _golden_requests() -> list[dict[str, Any]]:
+    return [
+        json.loads(line)["request"]
+        for name in ("public", "house-public", "house2-public")
+        for line in (GOLDEN / f"{name}.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+
+
+def _rooms_file(path: Path, copies: int) -> Path:
+    """Every golden request (refused ones included), ``copies`` times, each with its own round_id,
+    and two lines no room can be read from."""
+    lines = []
+    for copy in range(copies):
+        for k, request in enumerate(_golden_requests()):
+            lines.append(json.dumps({**request, "round_id": f"g{copy}/{k}"} if isinstance(request, dict) else request))
+    lines[3:3] = ["not json", '{"ruleset": "maubinh-2020", "round_id": "no-players"}']
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _claims_file(path: Path, rooms: Path) -> Path:
+    """Each scored room's claim: its computed amounts, every seventh with 1000 moved from its first
+    player to its second (and the ledger claimed without its scoop lines for every eleventh)."""
+    out = []
+    answers = subprocess.run([MAUBINH, "score", "--jsonl", str(rooms), "--jobs", "1"], capture_output=True, check=False)
+    for k, (line, answer) in enumerate(zip(rooms.read_text().splitlines(), answers.stdout.splitlines(), strict=True)):
+        body = json.loads(answer)
+        if "ledger" not in body:
+            out.append(line)
+            continue
+        amounts = {p["id"]: p["amount"] for p in body["players"]}
+        if k % 7 == 0:
+            first, second = list(amounts)[:2]
+            amounts[first] -= 1000
+            amounts[second] += 1000
+        claimed: dict[str, Any] = {"amounts": amounts}
+        if k % 11 == 0:
+            claimed["ledger"] = [
+                {key: each[key] for key in ("payer", "payee", "amount", "step")}
+                for each in body["ledger"]
+                if each["step"] != "scoop"
+            ]
+        out.append(json.dumps({**json.loads(line), "claimed": claimed}))
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def _parquet(operation: str, source: Path, out: Path, *more: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MAUBINH, operation, "--jsonl", str(source), "--format", "parquet", "-o", str(out), "--jobs", "2", *more],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+def _sorted(table: pa.Table, name: str) -> pa.Table:
+    return table.sort_by([(key, "ascending") for key in KEYS[name]])
+
+
+@pytest.fixture(scope="module")
+def rooms(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _rooms_file(tmp_path_factory.mktemp("rooms") / "rooms.jsonl", 3)
+
+
+def test_parquet_columns_are_as_documented_and_amounts_are_integers(rooms: Path, tmp_path: Path) -> None:
+    done = _parquet("score", rooms, tmp_path)
+    assert done.returncode == 0, done.stderr
+    for table in ("rooms", "players", "ledger", "problems"):
+        schema = pq.read_schema(tmp_path / f"{table}.parquet")
+        assert schema.names == [name for name, _ in COLUMNS[table]]
+        assert schema.equals(arrow_schema(table)), table
+    assert pq.read_schema(tmp_path / "ledger.parquet").field("amount").type == pa.int64()
+    assert README_COLUMNS() >= {(t, c) for t, columns in COLUMNS.items() for c, _ in columns}
+
+
+def README_COLUMNS() -> set[tuple[str, str]]:  # noqa: N802 - read like a constant
+    """Each ``table.column`` the README's "Audits at scale" documents."""
+    text = (ROOT / "README.md").read_text().split("## Audits at scale", 1)[1].split("\n## ", 1)[0]
+    found = set()
+    for line in text.splitlines():
+        if line.startswith("| `") and "." in line.split("`")[1]:
+            table, column = line.split("`")[1].split(".", 1)
+            found.add((table, column))
+    return found
+
+
+def test_the_tables_hold_what_the_json_lines_say(rooms: Path, tmp_path: Path) -> None:
+    """Every scored line's players and ledger, every refused line's problem, row for row, with the
+    line number and round_id of its input line."""
+    assert _parquet("score", rooms, tmp_path).returncode == 0
+    answers = subprocess.run([MAUBINH, "score", "--jsonl", str(rooms), "--jobs", "2"], capture_output=True, check=False)
+    scored = [json.loads(line) for line in answers.stdout.splitlines()]
+    ledger = pq.read_table(tmp_path / "ledger.parquet").to_pylist()
+    players = pq.read_table(tmp_path / "players.parquet").to_pylist()
+    rooms_table = pq.read_table(tmp_path / "rooms.parquet").to_pylist()
+    assert [r["line"] for r in rooms_table] == list(range(1, len(scored) + 1))
+    expected_ledger = [
+        (k, body["round_id"], line["seq"], line["payer"], line["payee"], line["amount"], line["explanation"])
+        for k, body in enumerate(scored, start=1)
+        if "ledger" in body
+        for line in body["ledger"]
+    ]
+    assert [(r["line"], r["round_id"], r["seq"], r["payer"], r["payee"], r["amount"], r["explanation"])
+            for r in ledger] == expected_ledger  # fmt: skip
+    assert [(r["line"], r["player"], r["amount"]) for r in players] == [
+        (k, p["id"], p["amount"])
+        for k, body in enumerate(scored, start=1)
+        if "players" in body
+        for p in body["players"]
+    ]
+    refused = [(k, body.get("round_id")) for k, body in enumerate(scored, start=1) if "ledger" not in body]
+    assert refused and [(r["line"], r["round_id"]) for r in rooms_table if r["refused"]] == refused
+    assert (4, None) in refused and (5, "no-players") in refused  # the two unreadable lines, by their numbers
+    problems = pq.read_table(tmp_path / "problems.parquet").to_pylist()
+    assert {r["line"] for r in problems} == {k for k, _ in refused}
+    assert {"bad-json", "required"} <= {r["code"] for r in problems}
+
+
+def test_duckdb_reads_the_files_and_its_totals_are_the_json_totals(tmp_path: Path, rooms: Path) -> None:
+    import duckdb
+
+    claims = _claims_file(tmp_path / "claims.jsonl", rooms)
+    out = tmp_path / "tables"
+    done = _parquet("verify", claims, out)
+    assert done.returncode == 1, done.stderr  # some claims disagree
+    json_lines = subprocess.run(
+        [MAUBINH, "verify", "--jsonl", str(claims), "--jobs", "2"], capture_output=True, check=False
+    )
+    disagreements = [json.loads(line) for line in json_lines.stdout.splitlines()]
+    differing = Counter()
+    for body in disagreements:
+        for player in body.get("players", []):
+            differing[body["line"]] += abs(player["difference"])
+    with duckdb.connect() as db:
+        by_line = dict(db.sql(f"select line, sum(abs(difference)) from '{out}/differences.parquet' "
+                              "where kind = 'player' group by line").fetchall())  # fmt: skip
+        assert by_line == {line: total for line, total in differing.items() if total}
+        underpaid = dict(db.sql(f"select step, sum(difference) from '{out}/differences.parquet' "
+                                "where kind <> 'player' group by step").fetchall())  # fmt: skip
+        assert underpaid and set(underpaid) == {"scoop"} and underpaid["scoop"] < 0  # the scoops left out
+        refusals = dict(db.sql(f"select code, count(*) from '{out}/problems.parquet' group by code").fetchall())
+        assert refusals == Counter(
+            fault["code"] if "errors" in body else "bad-json"
+            for body in disagreements if body.get("status") in (400, 422)
+            for fault in body.get("errors", [{}])
+        )  # fmt: skip
+        ((agree,),) = db.sql(f"select count(*) from '{out}/rooms.parquet' where agrees").fetchall()
+        assert done.stderr.split("checked, ")[1].startswith(f"{agree} agree")
+
+
+def test_a_big_file_is_written_in_row_groups_not_held(
+    tmp_path: Path, rooms: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows leave memory a row group at a time: with a row group of 500 rows, the ledger of a few
+    hundred rooms is several row groups."""
+    from service import cli, table_files
+
+    monkeypatch.setattr(table_files, "ROW_GROUP_ROWS", 500)
+    assert cli.main(["score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path), "--jobs", "1"]) == 0
+    ledger = pq.ParquetFile(tmp_path / "ledger.parquet")
+    assert ledger.metadata.num_row_groups >= 5
+    assert all(ledger.metadata.row_group(k).num_rows <= 2 * 500 for k in range(ledger.metadata.num_row_groups))
+
+
+def test_parquet_needs_jsonl_and_a_directory(tmp_path: Path) -> None:
+    room = tmp_path / "room.json"
+    room.write_text(json.dumps(_golden_requests()[0]))
+    no_jsonl = subprocess.run([MAUBINH, "score", str(room), "--format", "parquet", "-o", str(tmp_path / "t")],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    assert no_jsonl.returncode == 2 and "--jsonl" in no_jsonl.stderr
+    no_dir = subprocess.run([MAUBINH, "score", "--jsonl", str(room), "--format", "parquet"],
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert no_dir.returncode == 2 and "-o" in no_dir.stderr
+
+
+JAVA = shutil.which("java")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(JAVA is None and not os.environ.get("CI"), reason="Spark needs Java (CI installs it)")
+def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
+    """local[2] over a few thousand golden rooms, refused ones included, verified with their claims:
+    every table equals the command line's, row for row."""
+    from pyspark.sql import SparkSession
+
+    from service.spark import audit
+
+    rooms = _rooms_file(tmp_path / "rooms.jsonl", 12)
+    claims = _claims_file(tmp_path / "claims.jsonl", rooms)
+    assert len(claims.read_text().splitlines()) > 2000
+    _parquet("verify", claims, tmp_path / "cli")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "2")
+             .config("spark.sql.files.maxPartitionBytes", str(256 * 1024))  # several partitions, scored apart
+             .getOrCreate())  # fmt: skip
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        counts = audit(spark, str(claims), str(tmp_path / "spark"), "verify")
+    finally:
+        spark.stop()
+    for table in COLUMNS:
+        cli = pq.read_table(tmp_path / "cli" / f"{table}.parquet")
+        ours = pq.read_table(tmp_path / "spark" / table).select(cli.column_names).cast(cli.schema)
+        assert counts[table] == cli.num_rows
+        assert _sorted(ours, table).equals(_sorted(cli, table)), table
+    assert counts["problems"] >= 12 and counts["differences"] > 0
