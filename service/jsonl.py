@@ -19,7 +19,7 @@ from service.documents import OPERATIONS, answer, prepare
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
 from service.serialize import dumps, problem_json
 from service.spreadsheet import ledger_rows
-from service.tables import Rows, add_rows, encode_rows, room_rows, round_id_of
+from service.tables import Rows, round_id_of
 from service.texts import Language, Text
 from service.verify import settles
 
@@ -84,7 +84,7 @@ class Chunk:
     refused: int
     agreed: int
     tables: bytes = b""
-    """With the tables format: the chunk's rows, an Arrow IPC stream per table (tables.encode_rows)."""
+    """With tables: the chunk's rows, an Arrow IPC stream per table (:meth:`service.tables.Rows.encode`)."""
     requests: tuple[tuple[int, bytes], ...] = ()
     """With the tables format, verify: each disagreeing line's request, for the report's links."""
 
@@ -105,7 +105,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     traces_answers = _worker.name == "verify"  # what verify writes are disagreements
     first, lines = numbered
     out, aside = [], []
-    rows: Rows = {}
+    rows = Rows(_worker.name) if _worker.tables else None
     requests = []
     refused = agreed = 0
     for number, line in enumerate(lines, start=first):
@@ -115,9 +115,8 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
             traceback.print_exc(file=sys.stderr)
             status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
         refused += status != 200
-        if _worker.tables:
-            round_id = None if status == 200 else round_id_of(line)
-            add_rows(rows, room_rows(_worker.name, number, round_id, status, body, language))
+        if rows is not None:
+            rows.add(number, None if status == 200 else round_id_of(line), status, body, language)
             if traces_answers and status == 200 and not body["agrees"]:
                 requests.append((number, line))
         if _worker.format == "none":
@@ -133,7 +132,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
             aside.append(dumps(body, language) + b"\n")
         else:
             out.append(dumps(body, language) + b"\n")
-    tables = encode_rows(_worker.name, rows) if _worker.tables else b""
+    tables = rows.encode() if rows is not None else b""
     return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed, tables, tuple(requests))
 
 

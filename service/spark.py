@@ -21,13 +21,17 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from service.tables import COLUMNS, room_rows, round_id_of, tables_for
+from service.tables import COLUMNS, Rows, round_id_of, tables_for
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+ROOMS_PER_PARTITION = 10_000
+"""Rooms a partition scores: every core busy however small the file, and a partition's tables (about
+20 ledger rows a room) a few hundred MB at most however large, so that they stay cached until each
+table is written (a split of the default 128 MB would hold 280,000 rooms)."""
 SPARK_TYPES = {"int64": "bigint", "int32": "int", "string": "string", "bool": "boolean"}
 
 
@@ -38,14 +42,6 @@ def nested_schema(operation: str) -> str:
         fields = ",".join(f"{name}:{SPARK_TYPES[kind]}" for name, kind in COLUMNS[table])
         tables.append(f"{table} array<struct<{fields}>>")
     return ", ".join(tables)
-
-
-def _arrow_nested(operation: str) -> pa.Schema:
-    import pyarrow as pa
-
-    from service.tables import arrow_schema
-
-    return pa.schema([(table, pa.list_(pa.struct(list(arrow_schema(table))))) for table in tables_for(operation)])
 
 
 _answering: dict[str, Any] = {}
@@ -66,15 +62,11 @@ def score_partition(
     batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow``'s function: batches of (line, room JSON text) → batches of nested table rows."""
-    import pyarrow as pa
-
     from service.documents import answer
 
     handler, catalogue = _scorer(operation)
-    schema = _arrow_nested(operation)
-    tables = tables_for(operation)
     for batch in batches:
-        columns: dict[str, list[list[dict[str, Any]]]] = {table: [] for table in tables}
+        rows = Rows(operation)
         for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
             text = (room or "").encode()
             try:
@@ -84,10 +76,8 @@ def score_partition(
                 from service.texts import Text
 
                 status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
-            rows = room_rows(operation, line, None if status == 200 else round_id_of(text), status, body, language)
-            for table in tables:
-                columns[table].append(rows[table])
-        yield pa.RecordBatch.from_pydict(columns, schema=schema)
+            rows.add(line, None if status == 200 else round_id_of(text), status, body, language)
+        yield rows.nested()
 
 
 def score_rooms(rooms: DataFrame, operation: str = "score", language: Language = "en") -> DataFrame:
@@ -102,18 +92,37 @@ def tables(scored: DataFrame, operation: str = "score") -> dict[str, DataFrame]:
     return {table: scored.selectExpr(f"inline({table})") for table in tables_for(operation)}
 
 
+def numbered(texts: DataFrame) -> DataFrame:
+    """``line`` for each row of ``texts`` (column ``room``) as the CLI counts an input file's lines,
+    from 1, computed in the JVM: each partition's rows are counted, and a row's line is the rows of
+    the partitions before it plus its place in its own (``monotonically_increasing_id`` holds the
+    partition in its upper bits). Rows of a text or Parquet scan keep the file's order."""
+    from pyspark.sql import functions as fn
+
+    ids = texts.select(fn.spark_partition_id().alias("partition"), fn.monotonically_increasing_id().alias("id"), "room")
+    counts = sorted(ids.groupBy("partition").count().collect())
+    starts, total = [], 0
+    for partition, count in counts:
+        starts.append((partition, total))
+        total += count
+    spark = texts.sparkSession
+    offsets = spark.createDataFrame(starts or [(0, 0)], "partition int, start bigint")
+    line = fn.col("start") + fn.col("id") - fn.shiftleft(fn.col("partition").cast("bigint"), 33) + 1
+    return ids.join(fn.broadcast(offsets), "partition").select(line.alias("line"), "room")
+
+
 def read_rooms(spark: SparkSession, path: str, room_column: str = "room") -> DataFrame:
     """Rooms from JSON lines (``line`` = the line's number from 1, as the CLI counts) or from Parquet
     with a JSON text column (its own ``line`` column, or one numbered the same way)."""
-    if path.endswith(".parquet") or (os.path.isdir(path) and any(f.endswith(".parquet") for f in os.listdir(path))):
+    is_parquet = path.endswith(".parquet") or (
+        os.path.isdir(path) and any(f.endswith(".parquet") for f in os.listdir(path))
+    )
+    if is_parquet:
         frame = spark.read.parquet(path)
         if "line" in frame.columns:
             return frame.selectExpr("cast(line as bigint) as line", f"`{room_column}` as room")
-        texts = frame.select(room_column).rdd.map(lambda row: row[0])
-    else:
-        texts = spark.read.text(path).rdd.map(lambda row: row[0])
-    numbered = texts.zipWithIndex().map(lambda pair: (pair[1] + 1, pair[0]))
-    return spark.createDataFrame(numbered, "line bigint, room string")
+        return numbered(frame.select(frame[room_column].alias("room")))
+    return numbered(spark.read.text(path).withColumnRenamed("value", "room"))
 
 
 def audit(
@@ -123,13 +132,15 @@ def audit(
     Returns the row count of each table."""
     from pyspark import StorageLevel
 
-    scored = score_rooms(read_rooms(spark, path), operation, language).persist(StorageLevel.MEMORY_AND_DISK)
+    rooms = read_rooms(spark, path)
+    partitions = max(spark.sparkContext.defaultParallelism, -(-rooms.count() // ROOMS_PER_PARTITION))
+    rooms = rooms.repartition(partitions)
+    scored = score_rooms(rooms, operation, language).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        counts = {}
         for table, frame in tables(scored, operation).items():
             frame.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{table}")
-            counts[table] = spark.read.parquet(f"{out.rstrip('/')}/{table}").count()
-        return counts
+        sizes = scored.selectExpr(*(f"sum(size({table})) as {table}" for table in tables_for(operation))).first()
+        return {table: int(sizes[table] or 0) for table in tables_for(operation)}
     finally:
         scored.unpersist()
 

@@ -78,8 +78,6 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 SCORE_TABLES = ("rooms", "players", "ledger", "problems")
 VERIFY_TABLES = (*SCORE_TABLES, "differences")
 
-Rows = dict[str, list[dict[str, Any]]]
-
 
 def tables_for(operation: str) -> tuple[str, ...]:
     return VERIFY_TABLES if operation == "verify" else SCORE_TABLES
@@ -90,57 +88,128 @@ def _problem_code(body: dict[str, Any]) -> str:
     return str(body.get("type", "")).rsplit("/", 1)[-1] or "refused"
 
 
-def _scored(line: int, result: dict[str, Any], rows: Rows, agrees: bool | None) -> None:
-    round_id, ruleset = result["round_id"], result["ruleset"]
-    rows["rooms"].append(
-        {"line": line, "round_id": round_id, "ruleset_id": ruleset["id"], "ruleset_version": ruleset["version"],
-         "ruleset_digest": ruleset["digest"], "stake": result["stake"], "players": len(result["players"]),
-         "refused": None, "agrees": agrees}
-    )  # fmt: skip
-    for player in result["players"]:
-        win = player["instant_win"]
-        rows["players"].append(
-            {"line": line, "round_id": round_id, "player": player["id"], "units": player["units"],
-             "amount": player["amount"], "fouled": player["fouled"], "instant_win": win and win["pattern"],
-             "aces": player["aces"]}
+LEDGER_FIELDS = ("seq", "step", "payer", "payee", "units", "amount", "rule", "position", "explanation")
+"""The ledger table's columns that are the answer's ledger line's fields of the same name."""
+
+
+class Rows:
+    """Rows gathered column by column (one list a column), the answers of many rooms in input order;
+    ``ends`` holds each table's row count after each room, so that a room's rows can be told apart
+    (the Spark job's one list per room)."""
+
+    def __init__(self, operation: str) -> None:
+        self.operation = operation
+        self.columns: dict[str, dict[str, list[Any]]] = {
+            table: {name: [] for name, _ in COLUMNS[table]} for table in tables_for(operation)
+        }
+        self.ends: dict[str, list[int]] = {table: [] for table in self.columns}
+        self._counts = dict.fromkeys(self.columns, 0)
+
+    def add(
+        self, line: int, round_id: str | None, status: int, body: dict[str, Any], language: Language = "en"
+    ) -> None:
+        """One answer's rows (``round_id``: the request's, for a refusal that cannot name it)."""
+        body = localize(body, language)
+        if status != 200:
+            self._refused(line, round_id, body)
+        elif self.operation == "verify":
+            self._scored(line, body["result"], body["agrees"])
+            self._differences(line, body["result"]["round_id"], body)
+        else:
+            self._scored(line, body, None)
+        for table, ends in self.ends.items():
+            ends.append(self._counts[table])
+
+    def _extend(self, table: str, count: int, **values: list[Any]) -> None:
+        """``count`` rows: each column's list of ``count`` values."""
+        columns = self.columns[table]
+        for name, column in values.items():
+            columns[name].extend(column)
+        self._counts[table] += count
+
+    def _scored(self, line: int, result: dict[str, Any], agrees: bool | None) -> None:
+        round_id, ruleset, players, ledger = result["round_id"], result["ruleset"], result["players"], result["ledger"]
+        self._extend(
+            "rooms", 1, line=[line], round_id=[round_id], ruleset_id=[ruleset["id"]],
+            ruleset_version=[ruleset["version"]], ruleset_digest=[ruleset["digest"]], stake=[result["stake"]],
+            players=[len(players)], refused=[None], agrees=[agrees],
         )  # fmt: skip
-    for each in result["ledger"]:
-        rows["ledger"].append(
-            {"line": line, "round_id": round_id, "seq": each["seq"], "step": each["step"], "payer": each["payer"],
-             "payee": each["payee"], "units": each["units"], "amount": each["amount"], "rule": each["rule"],
-             "position": each["position"], "explanation": each["explanation"]}
+        n = len(players)
+        self._extend(
+            "players", n, line=[line] * n, round_id=[round_id] * n, player=[p["id"] for p in players],
+            units=[p["units"] for p in players], amount=[p["amount"] for p in players],
+            fouled=[p["fouled"] for p in players], aces=[p["aces"] for p in players],
+            instant_win=[p["instant_win"] and p["instant_win"]["pattern"] for p in players],
+        )  # fmt: skip
+        n = len(ledger)
+        fields = {name: [each[name] for each in ledger] for name in LEDGER_FIELDS}
+        self._extend("ledger", n, line=[line] * n, round_id=[round_id] * n, **fields)
+
+    def _differences(self, line: int, round_id: str | None, body: dict[str, Any]) -> None:
+        rows = [
+            ("player", p["id"], None, None, None, p["claimed"], p["computed"], p["difference"])
+            for p in body["players"]
+            if p["difference"]
+        ]
+        for kind, lines in (body.get("ledger") or {}).items():
+            for each in lines:
+                claimed, computed = each.get("claimed", 0), each.get("computed", 0)
+                rows.append(
+                    (kind, None, each["payer"], each["payee"], each["step"], claimed, computed, claimed - computed)
+                )
+        names = ("kind", "player", "payer", "payee", "step", "claimed", "computed", "difference")
+        n = len(rows)
+        columns = {name: [row[k] for row in rows] for k, name in enumerate(names)}
+        self._extend("differences", n, line=[line] * n, round_id=[round_id] * n, **columns)
+
+    def _refused(self, line: int, round_id: str | None, body: dict[str, Any]) -> None:
+        code = _problem_code(body)
+        self._extend(
+            "rooms", 1, line=[line], round_id=[round_id], ruleset_id=[None], ruleset_version=[None],
+            ruleset_digest=[None], stake=[None], players=[None], refused=[code], agrees=[None],
+        )  # fmt: skip
+        faults = body.get("errors") or [{"pointer": "", "code": code, "message": body.get("detail", "")}]
+        n = len(faults)
+        self._extend(
+            "problems", n, line=[line] * n, round_id=[round_id] * n, pointer=[f["pointer"] for f in faults],
+            code=[f["code"] for f in faults], message=[f["message"] for f in faults],
         )  # fmt: skip
 
+    def batch(self, table: str) -> pa.RecordBatch:
+        import pyarrow as pa
 
-def _differences(line: int, round_id: str | None, body: dict[str, Any], rows: Rows) -> None:
-    base = {"line": line, "round_id": round_id, "player": None, "payer": None, "payee": None, "step": None}
-    for player in body["players"]:
-        if player["difference"]:
-            rows["differences"].append(
-                {**base, "kind": "player", "player": player["id"], "claimed": player["claimed"],
-                 "computed": player["computed"], "difference": player["difference"]}
-            )  # fmt: skip
-    for kind, lines in (body.get("ledger") or {}).items():
-        for each in lines:
-            claimed, computed = each.get("claimed", 0), each.get("computed", 0)
-            rows["differences"].append(
-                {**base, "kind": kind, "payer": each["payer"], "payee": each["payee"], "step": each["step"],
-                 "claimed": claimed, "computed": computed, "difference": claimed - computed}
-            )  # fmt: skip
+        schema = arrow_schema(table)
+        columns = self.columns[table]
+        return pa.RecordBatch.from_arrays([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
 
+    def encode(self) -> bytes:
+        """The rows as one Arrow IPC stream per table, each after its length: a worker's chunk, sent to
+        the writing process in a few kilobytes, with no Python object per row on the way."""
+        import pyarrow as pa
 
-def _refused(line: int, round_id: str | None, body: dict[str, Any], rows: Rows) -> None:
-    code = _problem_code(body)
-    rows["rooms"].append(
-        {"line": line, "round_id": round_id, "ruleset_id": None, "ruleset_version": None, "ruleset_digest": None,
-         "stake": None, "players": None, "refused": code, "agrees": None}
-    )  # fmt: skip
-    faults = body.get("errors") or [{"pointer": "", "code": code, "message": body.get("detail", "")}]
-    for fault in faults:
-        rows["problems"].append(
-            {"line": line, "round_id": round_id, "pointer": fault["pointer"], "code": fault["code"],
-             "message": fault["message"]}
-        )  # fmt: skip
+        out = []
+        for table in self.columns:
+            batch = self.batch(table)
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, batch.schema) as writer:
+                writer.write_batch(batch)
+            data = sink.getvalue().to_pybytes()
+            out.append(len(data).to_bytes(8, "little") + data)
+        return b"".join(out)
+
+    def nested(self) -> pa.RecordBatch:
+        """One row per room, one list column per table (its rows of that room): the Spark job's batch."""
+        import pyarrow as pa
+
+        arrays = []
+        for table in self.columns:
+            offsets = pa.array([0, *self.ends[table]], pa.int32())
+            arrays.append(
+                pa.ListArray.from_arrays(
+                    offsets, pa.StructArray.from_arrays(self.batch(table).columns, fields=list(arrow_schema(table)))
+                )
+            )
+        return pa.RecordBatch.from_arrays(arrays, names=list(self.columns))
 
 
 def round_id_of(line: bytes) -> str | None:
@@ -152,49 +221,12 @@ def round_id_of(line: bytes) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def room_rows(
-    operation: str, line: int, round_id: str | None, status: int, body: dict[str, Any], language: Language = "en"
-) -> Rows:
-    """The rows one answer gives (``round_id``: the request's, for a refusal that cannot name it)."""
-    body = localize(body, language)
-    rows: Rows = {name: [] for name in tables_for(operation)}
-    if status != 200:
-        _refused(line, round_id, body, rows)
-    elif operation == "verify":
-        _scored(line, body["result"], rows, body["agrees"])
-        _differences(line, body["result"]["round_id"], body, rows)
-    else:
-        _scored(line, body, rows, None)
-    return rows
-
-
-def add_rows(into: Rows, rows: Rows) -> None:
-    for name, more in rows.items():
-        into.setdefault(name, []).extend(more)
-
-
 @cache
 def arrow_schema(table: str) -> pa.Schema:
     import pyarrow as pa
 
     types = {"int64": pa.int64(), "int32": pa.int32(), "string": pa.string(), "bool": pa.bool_()}
     return pa.schema([(name, types[kind]) for name, kind in COLUMNS[table]])
-
-
-def encode_rows(operation: str, rows: Rows) -> bytes:
-    """Rows as one Arrow IPC stream per table, concatenated with their lengths: a worker's chunk, sent
-    to the writing process in a few kilobytes, with no Python object per row on the way."""
-    import pyarrow as pa
-
-    out = []
-    for table in tables_for(operation):
-        batch = pa.RecordBatch.from_pylist(rows.get(table, []), schema=arrow_schema(table))
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, batch.schema) as writer:
-            writer.write_batch(batch)
-        data = sink.getvalue().to_pybytes()
-        out.append(len(data).to_bytes(8, "little") + data)
-    return b"".join(out)
 
 
 def decode_rows(operation: str, encoded: bytes) -> dict[str, pa.RecordBatch]:
