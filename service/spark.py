@@ -139,7 +139,8 @@ def audit(
     try:
         for table, frame in tables(scored, operation).items():
             frame.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{table}")
-        sizes = scored.selectExpr(*(f"sum(size({table})) as {table}" for table in tables_for(operation))).first()
+        sums = scored.selectExpr(*(f"sum(size({table})) as {table}" for table in tables_for(operation)))
+        (sizes,) = sums.collect()  # one row: an aggregate over the cached rows
         return {table: int(sizes[table] or 0) for table in tables_for(operation)}
     finally:
         scored.unpersist()
