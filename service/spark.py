@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
     spark = SparkSession.builder.appName(f"maubinh {args.operation}").getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")  # the tables' counts, not Spark's INFO, are what an auditor reads
     try:
         counts = audit(spark, args.input, args.output, args.operation, args.lang)
     finally:
