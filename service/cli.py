@@ -102,10 +102,17 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     try:
         from service.table_files import ParquetTables
     except ImportError:
-        print(f"maubinh {name}: this needs pyarrow: pip install 'maubinh[audit]'", file=sys.stderr)
+        print(
+            f"maubinh {name}: this needs pyarrow: pip install 'maubinh[audit]' (from a checkout: "
+            ".venv/bin/pip install -e '.[audit]'; make run installs it)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     from service.audit_report import Report
 
+    if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
+        print(f"maubinh {name}: -o must name a directory for the tables; {args.output} is a file", file=sys.stderr)
+        return EXIT_USAGE
     try:
         source = _open(args.file)
         out = None if parquet else (open(args.output, "wb") if args.output else sys.stdout.buffer)  # noqa: SIM115
@@ -134,6 +141,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
                 out.close()
     if report is not None and report_path:
         Path(report_path).write_text(report.html(done), encoding="utf-8")
+        print(f"maubinh {name}: report written to {report_path}", file=sys.stderr)
     return _summed_up(name, done, args.lang)
 
 
@@ -248,8 +256,12 @@ def _parser() -> argparse.ArgumentParser:
                 "--format",
                 choices=("json", "csv", "parquet") if name == "score" else ("json", "parquet"),
                 default="json",
-                help="csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr. "
-                "parquet (with --jsonl): the tables rooms, players, ledger, problems"
+                help=(
+                    "csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr. "
+                    if name == "score"
+                    else ""
+                )
+                + "parquet (with --jsonl): the tables rooms, players, ledger, problems"
                 + (", differences" if name == "verify" else "")
                 + " in the directory -o names",
             )
@@ -263,7 +275,8 @@ def _parser() -> argparse.ArgumentParser:
                 "--viewer",
                 metavar="URL",
                 default="http://127.0.0.1:8000/viewer",
-                help="the report's links open this viewer (the service's /viewer) in verify mode on the round",
+                help="the report's links open this viewer (the service's /viewer) in verify mode on each round "
+                "(default: http://127.0.0.1:8000/viewer)",
             )
     rulesets = commands.add_parser(
         "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"

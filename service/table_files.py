@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from service.tables import arrow_schema, decode_rows, tables_for
+from service.tables import VERIFY_TABLES, arrow_schema, decode_rows, tables_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -27,6 +27,8 @@ class ParquetTables:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.operation = operation
+        for stale in set(VERIFY_TABLES) - set(tables_for(operation)):  # a verify run's, into the same directory
+            (self.directory / f"{stale}.parquet").unlink(missing_ok=True)
         self._writers: dict[str, pq.ParquetWriter] = {
             table: pq.ParquetWriter(self.directory / f"{table}.parquet", arrow_schema(table), compression="zstd")
             for table in tables_for(operation)

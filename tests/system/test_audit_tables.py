@@ -237,3 +237,15 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         assert counts[table] == cli.num_rows
         assert _sorted(ours, table).equals(_sorted(cli, table)), table
     assert counts["problems"] >= 12 and counts["differences"] > 0
+
+
+def test_a_score_run_leaves_no_stale_verify_table(tmp_path: Path, rooms: Path) -> None:
+    """Scoring into a directory a verify run wrote drops its differences table: DuckDB must not read
+    another run's differences beside this run's rooms."""
+    (tmp_path / "differences.parquet").write_bytes(b"from an earlier verify run")
+    assert _parquet("score", rooms, tmp_path).returncode == 0
+    assert not (tmp_path / "differences.parquet").exists()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    done = _parquet("score", rooms, a_file)
+    assert done.returncode == 2 and "directory" in done.stderr
