@@ -49,7 +49,6 @@ class Report:
         self.viewer = viewer
         self.by_step: Counter[str] = Counter()
         self.by_ruleset: Counter[str] = Counter()
-        self.differing: Counter[str] = Counter()
         self._largest: list[tuple[int, int, str, dict[str, Any]]] = []  # a min-heap of (|difference|, -line, …)
 
     def add(self, chunk: Chunk) -> None:
@@ -61,8 +60,6 @@ class Report:
         requests = dict(chunk.requests)
         for row in tables["differences"]:
             if row["kind"] != "player":
-                if row["step"]:
-                    self.differing[row["step"]] += abs(row["difference"])
                 continue
             entry = (abs(row["difference"]), -row["line"], row["player"], {**row, "request": requests[row["line"]]})
             if len(self._largest) < LARGEST:

@@ -37,13 +37,13 @@ HEAD_DIGITS: dict[Category, int] = {
 cards, a flush its top card); a tie on those is decided by a kicker, which is then named too."""
 
 
-def _digits(strength: int) -> list[int]:
+def _digits(strength: int) -> tuple[int, ...]:
     """The comparison vector, most significant first; 0 where a 3-card hand has no card."""
     rest = strength % CATEGORY_UNIT
-    return [rest // BASE ** (DIGITS - 1 - k) % BASE for k in range(DIGITS)]
+    return tuple(rest // BASE ** (DIGITS - 1 - k) % BASE for k in range(DIGITS))
 
 
-def _ranks(category: Category, digits: list[int], wheel: Wheel) -> list[int]:
+def _ranks(category: Category, digits: tuple[int, ...], wheel: Wheel) -> list[int]:
     """The hand's ranks, highest first as §2.2 reads them (a wheel from its five down to its ace)."""
     if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
         run = STRAIGHT_ORDERS[wheel][digits[0] - 1]
@@ -83,7 +83,7 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
 @cache
 def _read(strength: int) -> tuple[Category, tuple[int, ...]]:
     """A strength's category and comparison vector: a few thousand strengths exist, each read once."""
-    return category_of(strength), tuple(_digits(strength))
+    return category_of(strength), _digits(strength)
 
 
 def spoken(strength: int, against: int, wheel: Wheel) -> Named:
@@ -103,7 +103,7 @@ def _said(strength: int, wheel: Wheel, decided: int) -> Named:
     """The words for a hand whose comparison was decided at its ``decided``-th rank (0: by category);
     at most six per strength, so each is made once."""
     category, digits = _read(strength)
-    ranks = _ranks(category, list(digits), wheel)
+    ranks = _ranks(category, digits, wheel)
     head = HEAD_DIGITS[category]
     if category in (Category.HIGH_CARD, Category.FLUSH):
         en, vi = _name(category, ranks, max(decided, head))

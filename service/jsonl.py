@@ -96,6 +96,18 @@ def _traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict
     return {"line": number, "round_id": round_id, **body}
 
 
+def answer_line(
+    operation: Any, line: bytes, catalogue: Catalogue, defaults: dict[str, Any], language: Language
+) -> tuple[int, dict[str, Any]]:
+    """One request line's answer, or a 500 problem for it: a defect on one line must not cost the
+    rest of the run (here, or a Spark partition)."""
+    try:
+        return answer(operation, line, catalogue, defaults, language)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
+
+
 def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     """One chunk, in a worker: its first line's number and its lines. An agreeing verify answer is
     counted, not written."""
@@ -109,11 +121,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     requests = []
     refused = agreed = 0
     for number, line in enumerate(lines, start=first):
-        try:
-            status, body = answer(operation, line, _worker.catalogue, _worker.defaults, language)
-        except Exception:  # a defect on one line must not cost the rest of the run
-            traceback.print_exc(file=sys.stderr)
-            status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
+        status, body = answer_line(operation, line, _worker.catalogue, _worker.defaults, language)
         refused += status != 200
         if rows is not None:
             rows.add(number, None if status == 200 else round_id_of(line), status, body, language)

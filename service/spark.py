@@ -62,20 +62,14 @@ def score_partition(
     batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow``'s function: batches of (line, room JSON text) → batches of nested table rows."""
-    from service.documents import answer
+    from service.jsonl import answer_line
 
     handler, catalogue = _scorer(operation)
     for batch in batches:
         rows = Rows(operation)
         for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
             text = (room or "").encode()
-            try:
-                status, body = answer(handler, text, catalogue, {}, language)
-            except Exception:  # a defect on one room must not stop its partition: the CLI's 500
-                from service.serialize import problem_json
-                from service.texts import Text
-
-                status, body = 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
+            status, body = answer_line(handler, text, catalogue, {}, language)
             rows.add(line, None if status == 200 else round_id_of(text), status, body, language)
         yield rows.nested()
 
