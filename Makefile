@@ -2,37 +2,76 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
 
 REDOCLY_VERSION := 2.77.0
 OPENAPI_TS_VERSION := 7.13.0
 TYPESCRIPT_VERSION := 5.9.3
+K8S_MODELS_VERSION := 6.0.0
 NODE_BIN := .tools/node_modules/.bin
-TOOLS := .tools/.installed-$(REDOCLY_VERSION)-$(OPENAPI_TS_VERSION)-$(TYPESCRIPT_VERSION)
+TOOLS := .tools/.installed-$(REDOCLY_VERSION)-$(OPENAPI_TS_VERSION)-$(TYPESCRIPT_VERSION)-$(K8S_MODELS_VERSION)
 TS_CLIENT := tests/system/clients/typescript
 
-.PHONY: run test lint lint-contract lint-client tools bench clean
+.PHONY: run test lint lint-contract lint-client tools bench clean wheels base-image image spark-image
 
+SERVE_STAMP := $(VENV)/.serve-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
-$(STAMP): pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/hands.py service/patterns.py
+SOURCES := pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/hands.py service/patterns.py
+
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-run: $(STAMP)
+# `make run` installs what serving needs and nothing more; `make test` adds the dev extra.
+$(SERVE_STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(DEV_STAMP): $(SOURCES) | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(SERVE_STAMP)
+
+run: $(SERVE_STAMP)
 	$(BIN)/maubinh serve
 
-# Redocly CLI, openapi-typescript and TypeScript, pinned, from the npm registry into .tools/ (needs
-# node and npm); in one install, since npm prunes what an install does not name.
+# The wheel and every wheel it and its extras need, for the images and the install tests: pip inside a
+# container build cannot reach PyPI here, so the images install from this folder with --no-index.
+WHEELHOUSE := build/wheelhouse
+$(WHEELHOUSE)/.stamp: pyproject.toml setup.py $(shell find service -type f -not -name '*.so' -not -path '*/__pycache__/*')
+	rm -rf $(WHEELHOUSE)
+	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) '.[spark]'
+	touch $@
+
+wheels: $(WHEELHOUSE)/.stamp
+
+# Images, built with Debian's podman from a base bootstrapped from Debian's packages (no registry
+# needed): deploy/base-image.sh tags it with the name the Dockerfiles' FROM uses.
+PODMAN := podman
+PODMAN_LIMITS := --ulimit nofile=20000:20000 --ulimit nproc=32768:32768
+IMAGE := localhost/maubinh:latest
+SPARK_IMAGE := localhost/maubinh-spark:latest
+
+base-image:
+	deploy/base-image.sh
+
+image: wheels base-image
+	$(PODMAN) build $(PODMAN_LIMITS) --format docker --file deploy/Dockerfile --tag $(IMAGE) .
+
+spark-image: wheels base-image
+	$(PODMAN) build $(PODMAN_LIMITS) --format docker --file deploy/spark/Dockerfile --tag $(SPARK_IMAGE) .
+
+# Redocly CLI, openapi-typescript, TypeScript and the Prometheus Operator's CRD validators (for the
+# monitoring component), pinned, from the npm registry into .tools/ (needs node and npm); in one
+# install, since npm prunes what an install does not name.
 $(TOOLS):
 	npm install --no-save --no-audit --no-fund --prefix .tools @redocly/cli@$(REDOCLY_VERSION) \
-		openapi-typescript@$(OPENAPI_TS_VERSION) typescript@$(TYPESCRIPT_VERSION)
+		openapi-typescript@$(OPENAPI_TS_VERSION) typescript@$(TYPESCRIPT_VERSION) \
+		@kubernetes-models/prometheus-operator@$(K8S_MODELS_VERSION)
 	touch $@
 
 tools: $(TOOLS)
 
-lint: $(STAMP) lint-contract lint-client
+lint: $(DEV_STAMP) lint-contract lint-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -50,7 +89,7 @@ lint-client: $(TOOLS)
 test: lint
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python bench/hands.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/advisor.py

@@ -27,10 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from service import jsonl, spreadsheet
+from service import extras, jsonl, spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
+from service.extras import missing
 from service.rulesets.catalogue import (
     RULESETS_DIR_ENV,
     Catalogue,
@@ -99,16 +100,13 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
 
 def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path: str | None) -> int:
     """--jsonl with the tables: Parquet files in a directory, an audit report, or both."""
-    try:
-        from service.table_files import ParquetTables
-    except ImportError:
-        print(
-            f"maubinh {name}: this needs pyarrow: pip install 'maubinh[audit]' (from a checkout: "
-            ".venv/bin/pip install -e '.[audit]'; make run installs it)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    for wanted, needs in ((parquet, "Parquet tables need"), (report_path, "The audit report needs")):
+        absent = missing(needs, extras.AUDIT) if wanted else None
+        if absent:
+            print(f"maubinh {name}: {absent}", file=sys.stderr)
+            return EXIT_USAGE
     from service.audit_report import Report
+    from service.table_files import ParquetTables
 
     if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
         print(f"maubinh {name}: -o must name a directory for the tables; {args.output} is a file", file=sys.stderr)

@@ -37,6 +37,9 @@ loglevel = os.environ.get("MAUBINH_LOG_LEVEL", "info").lower()
 wsgi_app = "service.api.wsgi:app"
 limit_request_line = 8190
 limit_request_fields = 100
+# gunicorn's control socket (~/.gunicorn/gunicorn.ctl) is not used: it cannot be made on a read-only
+# root file system, and two servers on one host would share it, one removing the other's at exit.
+control_socket_disable = True
 
 
 def _fresh_metrics_dir() -> None:

@@ -13,11 +13,19 @@ def serve(host: str | None, port: int | None) -> int:
     """Replace this process with gunicorn, so that signals reach its master directly. An operator's
     ruleset folder is checked first: a bad file stops the start here, with the file, pointer and fault."""
     from service.api import catalogue
-    from service.api.config import Settings
+    from service.api.config import PLACEHOLDER_API_KEY, Settings
     from service.rulesets.catalogue import OperatorFileError
 
+    settings = Settings.from_env()
+    if PLACEHOLDER_API_KEY in settings.api_keys:
+        print(
+            f"maubinh serve: not starting, MAUBINH_API_KEYS holds the placeholder {PLACEHOLDER_API_KEY}: "
+            "put your own keys in the Secret (README, Kubernetes)",
+            file=sys.stderr,
+        )
+        return 2
     try:
-        catalogue(Settings.from_env())
+        catalogue(settings)
     except OperatorFileError as error:
         print(f"maubinh serve: not starting, MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
         return 2

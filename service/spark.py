@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from service.extras import SPARK, missing
 from service.tables import COLUMNS, Rows, round_id_of, tables_for
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
 
@@ -150,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--room-column", default="room", help="with Parquet input: the column holding each request")
     parser.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
     args = parser.parse_args(argv)
+    absent = missing("The Spark job needs", SPARK)
+    if absent:
+        print(f"maubinh-spark: {absent}", file=sys.stderr)
+        return 2
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,8 @@ class Outcome:
     status: int | None
     error: str | None
     problem_json: bool = False
+    fresh: bool = True
+    """Sent on a connection opened for it, not on one the server had already answered on."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,11 @@ def load(
         for request in itertools.islice(itertools.cycle(requests), slot, None):
             if time.monotonic() >= deadline or stop.is_set():
                 break
+            fresh = connection is None
             if connection is None:
                 connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
             outcome, keep = send(connection, request, fresh_connections)
-            results[slot].append(outcome)
+            results[slot].append(outcome if fresh else replace(outcome, fresh=False))
             if not keep:
                 connection.close()
                 connection = None

@@ -13,6 +13,8 @@ from typing import Any
 from service.rulesets.catalogue import RULESETS_DIR_ENV
 
 PREFIX = "MAUBINH_"
+PLACEHOLDER_API_KEY = "REPLACE-ME"
+"""The key the Kubernetes overlay ships in api-keys.env: a known key is no key, so serve refuses it."""
 
 
 @dataclass(frozen=True)

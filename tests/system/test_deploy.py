@@ -1,9 +1,10 @@
 """Deployment files, checked offline: hadolint, kubernetes-validate --strict, alert rules, the wheel."""
 
-import copy
-import hashlib
+import base64
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -21,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "k8s" / "base"
 PRODUCTION = DEPLOY / "k8s" / "overlays" / "production"
+MONITORING = DEPLOY / "k8s" / "components" / "monitoring"
+TOOLS = ROOT / ".tools"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -29,72 +32,25 @@ def load(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def merge(base: Any, patch: Any) -> Any:
-    """Strategic merge for the subset the overlay uses: maps merge, lists of named maps merge by name."""
-    if isinstance(base, dict) and isinstance(patch, dict):
-        out = dict(base)
-        for key, value in patch.items():
-            out[key] = merge(base[key], value) if key in base else value
-        return out
-    if (
-        isinstance(base, list)
-        and isinstance(patch, list)
-        and all(isinstance(i, dict) and "name" in i for i in base + patch)
-    ):
-        out_list = [dict(i) for i in base]
-        for item in patch:
-            match = next((k for k, b in enumerate(out_list) if b["name"] == item["name"]), None)
-            if match is None:
-                out_list.append(item)
-            else:
-                out_list[match] = merge(out_list[match], item)
-        return out_list
-    return copy.deepcopy(patch)
-
-
-def _generated_config_maps(directory: Path, kustomization: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """configMapGenerator: one ConfigMap per entry, its name suffixed with a hash of its data."""
-    made = {}
-    for entry in kustomization.get("configMapGenerator", []):
-        data = {Path(f).name: (directory / f).read_text("utf-8") for f in entry["files"]}
-        suffix = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
-        made[entry["name"]] = {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": f"{entry['name']}-{suffix}"},
-            "data": data,
-        }
-    return made
-
-
 def render(directory: Path) -> list[dict[str, Any]]:
-    """What `kustomize build` gives for our base and overlay (resources, generated ConfigMaps with the
-    references to them renamed, namespace, images, patches)."""
-    kustomization = load(directory / "kustomization.yaml")
-    objects: list[dict[str, Any]] = []
-    for resource in kustomization.get("resources", []):
-        path = directory / resource
-        objects.extend(render(path) if path.is_dir() else [load(path)])
-    generated = _generated_config_maps(directory, kustomization)
-    objects.extend(generated.values())
-    for patch_entry in kustomization.get("patches", []):
-        patch = load(directory / patch_entry["path"])
-        for k, obj in enumerate(objects):
-            if (obj["kind"], obj["metadata"]["name"]) == (patch["kind"], patch["metadata"]["name"]):
-                objects[k] = merge(obj, patch)
-    for obj in objects:
-        for volume in obj.get("spec", {}).get("template", {}).get("spec", {}).get("volumes", []):
-            if "configMap" in volume and volume["configMap"]["name"] in generated:
-                volume["configMap"]["name"] = generated[volume["configMap"]["name"]]["metadata"]["name"]
-    for image in kustomization.get("images", []):
-        for obj in objects:
-            for container in obj.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
-                if container["image"].split(":")[0] == image["name"]:
-                    container["image"] = f"{image['newName']}:{image['newTag']}"
-    if "namespace" in kustomization:
-        for obj in objects:
-            obj["metadata"]["namespace"] = kustomization["namespace"]
-    return objects
+    """What `kubectl apply -k` sends: kubectl's own kustomize build."""
+    if shutil.which("kubectl") is None:
+        pytest.fail("kubectl is needed to render the manifests (kubectl kustomize)")
+    built = subprocess.run(["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr
+    return [obj for obj in yaml.safe_load_all(built.stdout) if obj]
+
+
+def with_monitoring(tmp_path: Path, overlay: Path) -> Path:
+    """The overlay with the optional monitoring component turned on, as an operator turns it on: a copy
+    of deploy/k8s whose kustomization lists the component."""
+    copy = tmp_path / "k8s"
+    shutil.copytree(DEPLOY / "k8s", copy)
+    copied = copy / overlay.relative_to(DEPLOY / "k8s")
+    kustomization = load(copied / "kustomization.yaml")
+    kustomization["components"] = [os.path.relpath(copy / MONITORING.relative_to(DEPLOY / "k8s"), copied)]
+    (copied / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
+    return copied
 
 
 def test_hadolint_is_clean() -> None:
@@ -105,11 +61,15 @@ def test_hadolint_is_clean() -> None:
 
 def test_dockerfile_shape() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
-    assert len(re.findall(r"^FROM python:3\.\d+-slim AS \w+", text, flags=re.M)) == 2  # multi-stage, slim
+    assert re.findall(r"^FROM (.+)$", text, flags=re.M) == ["python:3.11-slim"]  # deploy/base-image.sh tags it
     assert re.search(r"^USER 10001:10001$", text, flags=re.M)
     assert re.search(r'^CMD \["maubinh", "serve"\]$', text, flags=re.M)  # exec form
     assert re.search(r"^HEALTHCHECK ", text, flags=re.M)
-    assert f"maubinh=={VERSION}" in text  # installs the wheel just built, nothing else
+    assert f"--no-index --find-links=/wheels maubinh=={VERSION}" in text  # the wheels built outside, nothing else
+    assert not re.search(r"apt-get|gcc|pip wheel", text)  # no compiler, no download in the image
+    assert (
+        f"docker.io/library/{re.search(r'^FROM (.+)$', text, flags=re.M)[1]}" in (DEPLOY / "base-image.sh").read_text()
+    )
 
 
 def test_the_wheel_carries_the_package_data(tmp_path: Path) -> None:
@@ -134,23 +94,52 @@ def test_the_wheel_carries_the_package_data(tmp_path: Path) -> None:
     assert scoring | {"service/serialize", "service/hands", "service/patterns"} <= compiled  # mypyc (setup.py)
 
 
+KINDS = ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Service"]
+
+
 @pytest.mark.parametrize("overlay", [BASE, PRODUCTION], ids=["base", "production"])
 def test_every_rendered_object_passes_kubernetes_validate_strict(overlay: Path) -> None:
     version = kubernetes_validate.latest_version()
     kinds = []
     for obj in render(overlay):
         kinds.append(obj["kind"])
-        if obj["kind"] == "ServiceMonitor":
-            continue  # no schema for the CRD: checked structurally below
         kubernetes_validate.validate(obj, version, strict=True)
-    assert sorted(kinds) == [
-        *(["ConfigMap"] if overlay == PRODUCTION else []),
-        "Deployment",
-        "HorizontalPodAutoscaler",
-        "PodDisruptionBudget",
-        "Service",
-        "ServiceMonitor",
-    ]
+    extra = ["ConfigMap", "Namespace", "Secret"] if overlay == PRODUCTION else []
+    assert sorted(kinds) == sorted(KINDS + extra)  # nothing that needs a CRD unless the component is on
+
+
+@pytest.mark.parametrize("overlay", [BASE, PRODUCTION], ids=["base", "production"])
+def test_the_monitoring_component_validates_against_the_operator_s_crds(overlay: Path, tmp_path: Path) -> None:
+    objects = render(with_monitoring(tmp_path, overlay))
+    custom = [o for o in objects if o["apiVersion"] == "monitoring.coreos.com/v1"]
+    assert sorted(o["kind"] for o in custom) == ["PrometheusRule", "ServiceMonitor"]
+    for obj in objects:
+        if obj not in custom:
+            kubernetes_validate.validate(obj, kubernetes_validate.latest_version(), strict=True)
+    if not (TOOLS / "node_modules" / "@kubernetes-models" / "prometheus-operator").is_dir():
+        pytest.fail("the CRD validators are installed by `make tools`")
+    script = Path(__file__).with_name("validate_custom_resources.mjs")
+    checked = subprocess.run(
+        ["node", str(script), str(TOOLS)], input=json.dumps(custom), capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("ok ") == 2
+    broken = [{**o, "spec": {**o["spec"], "endpoints": "http"}} for o in custom if o["kind"] == "ServiceMonitor"]
+    refused = subprocess.run(
+        ["node", str(script), str(TOOLS)], input=json.dumps(broken), capture_output=True, text=True, check=False
+    )
+    assert refused.returncode == 1 and "FAIL ServiceMonitor" in refused.stdout  # the check can fail
+    if overlay == PRODUCTION:
+        assert {o["metadata"]["namespace"] for o in custom} == {"maubinh"}
+
+
+def test_the_prometheus_rule_is_the_rules_file() -> None:
+    rule = load(MONITORING / "prometheusrule.yaml")
+    assert rule["spec"] == load(DEPLOY / "prometheus" / "alerts.yaml")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from prometheus_rule import prometheus_rule
+
+    assert (MONITORING / "prometheusrule.yaml").read_text("utf-8") == prometheus_rule()  # regenerated
 
 
 def test_the_base_lists_every_manifest_in_its_folder() -> None:
@@ -189,13 +178,33 @@ def test_deployment_is_production_shaped(overlay: Path) -> None:
 def test_production_overlay_applies() -> None:
     objects = render(PRODUCTION)
     deployment = _deployment(objects)
-    assert deployment["metadata"]["namespace"] == "maubinh" and deployment["spec"]["replicas"] == 3
+    namespace = next(o for o in objects if o["kind"] == "Namespace")["metadata"]["name"]
+    assert {o["metadata"].get("namespace") for o in objects if o["kind"] != "Namespace"} == {namespace}
+    assert deployment["spec"]["replicas"] == 3
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == f"registry.example.com/games/maubinh:{VERSION}"
     assert container["resources"]["requests"]["cpu"] == "4"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"  # the patch merged, not replaced
     hpa = next(o for o in objects if o["kind"] == "HorizontalPodAutoscaler")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (3, 30)
+
+
+def test_production_takes_its_api_keys_from_a_secret_and_refuses_the_placeholder() -> None:
+    objects = render(PRODUCTION)
+    secret = next(o for o in objects if o["kind"] == "Secret")
+    container = _deployment(objects)["spec"]["template"]["spec"]["containers"][0]
+    assert {"secretRef": {"name": secret["metadata"]["name"]}} in container["envFrom"]
+    keys = base64.b64decode(secret["data"]["MAUBINH_API_KEYS"]).decode()
+    env = {**os.environ, "MAUBINH_API_KEYS": keys, "MAUBINH_PORT": "1"}
+    started = subprocess.run(
+        [str(Path(sys.executable).with_name("maubinh")), "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert started.returncode == 2 and "placeholder" in started.stderr  # as shipped, the pods say what to replace
 
 
 def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path) -> None:
@@ -221,20 +230,18 @@ def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path
     assert "ok club-hanoi sha256:" in checked.stdout
 
 
-def test_hpa_pdb_and_service_monitor() -> None:
-    objects = {o["kind"]: o for o in render(BASE)}
+def test_hpa_pdb_and_service_monitor(tmp_path: Path) -> None:
+    objects = {o["kind"]: o for o in render(with_monitoring(tmp_path, BASE))}
     hpa = objects["HorizontalPodAutoscaler"]
     assert hpa["apiVersion"] == "autoscaling/v2"
     assert hpa["spec"]["metrics"][0]["resource"]["name"] == "cpu"
     assert hpa["spec"]["scaleTargetRef"]["name"] == objects["Deployment"]["metadata"]["name"]
     assert objects["PodDisruptionBudget"]["spec"]["selector"] == objects["Deployment"]["spec"]["selector"]
     monitor = objects["ServiceMonitor"]
-    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
     assert monitor["spec"]["selector"]["matchLabels"].items() <= objects["Service"]["metadata"]["labels"].items()
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["path"] == "/metrics"
     assert endpoint["port"] in {p["name"] for p in objects["Service"]["spec"]["ports"]}
-    assert re.fullmatch(r"\d+s", endpoint["interval"]) and re.fullmatch(r"\d+s", endpoint["scrapeTimeout"])
 
 
 EXPOSED = {

@@ -1,0 +1,29 @@
+"""What each optional feature needs installed: a missing extra is named in one line, before any work.
+
+The wheel's runtime serves and scores; the Parquet tables and the audit report need the ``audit``
+extra, the Spark job the ``spark`` extra (pyproject.toml). A feature asks :func:`missing` up front, so
+that a plain install says which extra to add instead of failing in a worker with a traceback.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from typing import NamedTuple
+
+
+class Extra(NamedTuple):
+    name: str
+    modules: tuple[str, ...]
+
+
+AUDIT = Extra("audit", ("pyarrow", "matplotlib"))
+SPARK = Extra("spark", ("pyspark", "pyarrow", "pandas"))
+
+
+def missing(needs: str, extra: Extra) -> str | None:
+    """The one line that names the extra, or None when all its modules import; ``needs`` is the
+    feature with its verb ("Parquet tables need")."""
+    absent = [module for module in extra.modules if find_spec(module) is None]
+    if not absent:
+        return None
+    return f"{needs} the {extra.name} extra: pip install 'maubinh[{extra.name}]' (missing: {', '.join(absent)})"

@@ -1,0 +1,218 @@
+"""The image as an operator runs it (`make image`, podman): read-only, non-root, healthy, scoring as the
+command line does, loading a mounted operator ruleset, draining on SIGTERM, surviving a killed worker.
+
+The image must exist (`make image`); without it these tests skip, unless MAUBINH_REQUIRE_IMAGE=1 (CI)
+makes its absence a failure. Figures go to artifacts/reliability.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from loadgen import Outcome, load, post_json, record
+from server import call, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from rooms import four_player_rooms
+
+ROOT = Path(__file__).resolve().parents[2]
+IMAGE = os.environ.get("MAUBINH_IMAGE", "localhost/maubinh:latest")
+LIMITS = ["--ulimit", "nofile=20000:20000", "--ulimit", "nproc=32768:32768"]
+ROOMS = [post_json("/v1/score", room) for room in four_player_rooms(40, seed=11)]
+GRACE_SECONDS = 20  # the image's MAUBINH_GRACEFUL_TIMEOUT default
+
+
+def _podman(*args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check, timeout=timeout)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def image() -> None:
+    required = os.environ.get("MAUBINH_REQUIRE_IMAGE") == "1"
+    if shutil.which("podman") is None or _podman("image", "exists", IMAGE, check=False).returncode != 0:
+        if required:
+            pytest.fail(f"MAUBINH_REQUIRE_IMAGE=1 but there is no image {IMAGE}: run `make image`")
+        pytest.skip(f"no image {IMAGE} (make image builds it with podman)")
+
+
+class Container:
+    """One `podman run -d` of the image, as the README's Deployment section runs it."""
+
+    def __init__(self, *extra: str) -> None:
+        self.name = f"maubinh-test-{os.getpid()}-{time.monotonic_ns()}"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        _podman(
+            "run", "--detach", "--name", self.name, *LIMITS, "--read-only", "--tmpfs", "/tmp",
+            "--health-interval", "disable", "--publish", f"127.0.0.1:{self.port}:8000", *extra, IMAGE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if call(self.base, "/readyz")[0] == 200 and len(self.workers()) == 2:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        pytest.fail(f"the container never became ready:\n{self.logs()}")
+
+    def exec(self, *command: str) -> str:
+        return _podman("exec", self.name, *command).stdout
+
+    def workers(self) -> list[int]:
+        """gunicorn's workers: the processes whose parent is the master (pid 1 in the container)."""
+        found = self.exec("sh", "-c", "for s in /proc/[0-9]*/stat; do cat $s 2>/dev/null; echo; done")
+        return sorted(
+            int(line.split()[0]) for line in found.splitlines() if line and line.rsplit(")", 1)[1].split()[1] == "1"
+        )
+
+    def logs(self) -> str:
+        return _podman("logs", self.name, check=False).stderr
+
+    def remove(self) -> None:
+        _podman("rm", "--force", "--time", "0", self.name, check=False)
+
+
+@pytest.fixture(scope="module")
+def container() -> Iterator[Container]:
+    rulesets = ROOT / "examples" / "rulesets"
+    running = Container(
+        "--volume", f"{rulesets}:/etc/maubinh/rulesets:ro", "--env", "MAUBINH_RULESETS_DIR=/etc/maubinh/rulesets"
+    )
+    yield running
+    running.remove()
+
+
+def test_runs_as_a_non_root_user_on_a_read_only_root(container: Container) -> None:
+    assert container.exec("id", "-u").strip() == "10001"
+    uids = container.exec("sh", "-c", "for s in /proc/[0-9]*/status; do grep '^Uid:' $s; done")
+    assert uids and all(line.split()[1] == "10001" for line in uids.splitlines())  # master and workers alike
+    denied = _podman("exec", container.name, "touch", "/opt/maubinh/x", check=False)
+    assert denied.returncode != 0 and "Read-only file system" in denied.stderr
+    assert "Control server error" not in container.logs()  # gunicorn writes nothing outside /tmp
+
+
+def test_ready_and_healthy(container: Container) -> None:
+    assert call(container.base, "/readyz")[0] == 200
+    assert _podman("healthcheck", "run", container.name, check=False).returncode == 0  # the image's HEALTHCHECK
+
+
+def test_a_four_player_room_scores_as_the_command_line_does(container: Container, tmp_path: Path) -> None:
+    room = four_player_rooms(1, seed=5)[0]
+    status, served = call(container.base, "/v1/score", room)
+    (tmp_path / "room.json").write_text(json.dumps(room))
+    cli = subprocess.run(
+        [sys.executable, "-m", "service.cli", "score", str(tmp_path / "room.json")], capture_output=True, check=True
+    )
+    assert status == 200
+    assert served.rstrip(b"\n") == cli.stdout.rstrip(b"\n")
+    assert len(json.loads(served)["players"]) == 4
+
+
+def test_a_read_only_operator_ruleset_loads(container: Container) -> None:
+    status, body = call(container.base, "/v1/rulesets/go-module")
+    assert status == 200 and json.loads(body)["id"] == "go-module"
+    room = {**four_player_rooms(1, seed=6)[0], "ruleset": "go-module"}
+    status, body = call(container.base, "/v1/score", room)
+    assert status == 200 and json.loads(body)["ruleset"]["id"] == "go-module"
+
+
+def _kinds(outcomes: list[Outcome]) -> Counter[str]:
+    return Counter(str(o.status) if o.status else str(o.error) for o in outcomes)
+
+
+def test_sigterm_under_load_answers_every_accepted_request_and_exits_in_time() -> None:
+    """A game backend's pool: 8 keep-alive connections posting rooms back to back. After SIGTERM every
+    request on a connection a worker has accepted is answered 200, the last with Connection: close.
+
+    The client then opens a new connection. While the listener is open the kernel completes its
+    handshake and queues it; gunicorn serves it or, once its workers close the listener, the kernel
+    resets it. A worker never read such a request, so the client can resend it, as after a refusal.
+    Kubernetes' preStop pause sends no new connections by then (deploy/k8s/base)."""
+    running = Container()
+    stop = threading.Event()
+    outcomes: list[Outcome] = []
+    runner = threading.Thread(
+        target=lambda: outcomes.extend(load(running.port, ROOMS, threads=8, seconds=30, stop=stop))
+    )
+    try:
+        runner.start()
+        time.sleep(3)
+        signalled = time.monotonic()
+        _podman("kill", "--signal", "TERM", running.name)
+        exit_code = int(_podman("wait", running.name, timeout=GRACE_SECONDS + 10).stdout.strip())
+        exited = time.monotonic() - signalled
+        stop.set()
+        runner.join()
+    finally:
+        stop.set()
+        running.remove()
+    accepted = [o for o in outcomes if o.sent < signalled or not o.fresh]
+    queued = [o for o in outcomes if o.sent >= signalled and o.fresh]
+    record(
+        "image_sigterm",
+        {
+            "accepted": dict(_kinds(accepted)),
+            "new_connections_after_signal": dict(_kinds(queued)),
+            "exit_seconds": round(exited, 3),
+            "exit_code": exit_code,
+        },
+    )
+    assert accepted and all(o.status == 200 for o in accepted), _kinds(accepted)
+    not_served = {"ConnectionRefusedError", "ConnectionResetError", "RemoteDisconnected"}
+    assert all(o.status == 200 or o.error in not_served for o in queued), _kinds(queued)
+    assert exit_code == 0 and exited < GRACE_SECONDS
+
+
+def test_a_worker_killed_under_load_loses_only_its_requests() -> None:
+    running = Container()
+    stop = threading.Event()
+    outcomes: list[Outcome] = []
+    runner = threading.Thread(
+        target=lambda: outcomes.extend(load(running.port, ROOMS, threads=8, seconds=10, stop=stop))
+    )
+    try:
+        runner.start()
+        time.sleep(2)
+        victim = running.workers()[0]
+        running.exec("sh", "-c", f"kill -KILL {victim}")
+        killed = time.monotonic()
+        replaced_after = None
+        while time.monotonic() - killed < 10:
+            workers = running.workers()
+            if victim not in workers and len(workers) == 2:
+                replaced_after = time.monotonic() - killed
+                break
+            time.sleep(0.05)
+        runner.join()
+        ready = call(running.base, "/readyz")[0]
+    finally:
+        stop.set()
+        running.remove()
+    failed = [o for o in outcomes if o.status != 200]
+    first_answer = min((o.finished - killed for o in outcomes if o.status == 200 and o.sent > killed), default=None)
+    record(
+        "image_worker_sigkill",
+        {
+            "requests": len(outcomes),
+            "failed": len(failed),
+            "kinds": dict(_kinds(outcomes)),
+            "replaced_after_s": replaced_after and round(replaced_after, 3),
+            "first_answer_after_kill_s": first_answer and round(first_answer, 4),
+        },
+    )
+    assert len(failed) <= 8  # at most the victim's connections, one request in flight on each
+    assert all(o.sent <= killed for o in failed)  # only requests in flight when it died
+    assert replaced_after is not None and replaced_after < 5
+    assert first_answer is not None and first_answer < 5
+    assert ready == 200
