@@ -216,3 +216,34 @@ def test_a_worker_killed_under_load_loses_only_its_requests() -> None:
     assert replaced_after is not None and replaced_after < 5
     assert first_answer is not None and first_answer < 5
     assert ready == 200
+
+
+SPARK_IMAGE = os.environ.get("MAUBINH_SPARK_IMAGE", "localhost/maubinh-spark:latest")
+
+
+def test_the_spark_image_runs_an_audit_job(tmp_path: Path) -> None:
+    """`make spark-image`: the job of deploy/spark/audit.py inside it, on local[2], gives the command line's tables."""
+    if _podman("image", "exists", SPARK_IMAGE, check=False).returncode != 0:
+        if os.environ.get("MAUBINH_REQUIRE_IMAGE") == "1":
+            pytest.fail(f"MAUBINH_REQUIRE_IMAGE=1 but there is no image {SPARK_IMAGE}: run `make spark-image`")
+        pytest.skip(f"no image {SPARK_IMAGE} (make spark-image builds it)")
+    import pyarrow.parquet as pq
+
+    rooms = tmp_path / "rooms.jsonl"
+    rooms.write_text("".join(json.dumps(room) + "\n" for room in four_player_rooms(200, seed=4)) + "not json\n")
+    subprocess.run(
+        [sys.executable, "-m", "service.cli", "score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path / "cli")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    tmp_path.chmod(0o777)  # the image's user (spark, 185) writes its tables here
+    job = _podman(
+        "run", "--rm", *LIMITS, "--volume", f"{tmp_path}:/data", SPARK_IMAGE,
+        "spark-submit", "--master", "local[2]", "/opt/maubinh/audit.py", "score", "/data/rooms.jsonl", "-o", "/data/spark",
+        timeout=300,
+    )  # fmt: skip
+    assert job.returncode == 0 and pq.read_table(tmp_path / "spark" / "rooms").num_rows == 201
+    for table, keys in (("rooms", ["line"]), ("players", ["line", "player"]), ("ledger", ["line", "seq"])):
+        cli = pq.read_table(tmp_path / "cli" / f"{table}.parquet")
+        ours = pq.read_table(tmp_path / "spark" / table).select(cli.column_names).cast(cli.schema)
+        order = [(key, "ascending") for key in keys]
+        assert ours.sort_by(order).equals(cli.sort_by(order)), table
