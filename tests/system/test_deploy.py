@@ -53,7 +53,9 @@ def with_monitoring(tmp_path: Path, overlay: Path) -> Path:
     return copied
 
 
-@pytest.mark.parametrize("dockerfile", [DEPLOY / "Dockerfile", DEPLOY / "spark" / "Dockerfile"], ids=["service", "spark"])
+@pytest.mark.parametrize(
+    "dockerfile", [DEPLOY / "Dockerfile", DEPLOY / "spark" / "Dockerfile"], ids=["service", "spark"]
+)
 def test_hadolint_is_clean(dockerfile: Path) -> None:
     hadolint = Path(sys.executable).with_name("hadolint")
     done = subprocess.run([str(hadolint), str(dockerfile)], capture_output=True, text=True, check=False)

@@ -47,10 +47,21 @@ def wheelhouse() -> Path:
 def fresh_venv(where: Path, requirement: str, *, without_maubinh: bool = False) -> Path:
     """A new venv holding ``requirement`` from the wheelhouse alone; its bin directory."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
-    pip = [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(WHEELHOUSE)]
+    pip = [
+        str(where / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-index",
+        "--find-links",
+        str(WHEELHOUSE),
+    ]
     subprocess.run([*pip, requirement], check=True)
     if without_maubinh:
-        subprocess.run([str(where / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "maubinh"], check=True)
+        subprocess.run(
+            [str(where / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "maubinh"], check=True
+        )
     return where / "bin"
 
 
@@ -76,10 +87,10 @@ def cli_tables(rooms: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def assert_same_tables(ours: Path, cli: Path, spark: bool = False) -> None:
-    for table in KEYS:
+    for table, keys in KEYS.items():
         expected = pq.read_table(cli / f"{table}.parquet")
         found = pq.read_table(ours / (table if spark else f"{table}.parquet")).select(expected.column_names)
-        order = [(key, "ascending") for key in KEYS[table]]
+        order = [(key, "ascending") for key in keys]
         assert found.cast(expected.schema).sort_by(order).equals(expected.sort_by(order)), table
     assert set(KEYS) | {"differences"} == set(COLUMNS)
 
@@ -130,21 +141,29 @@ def test_the_audit_extra_writes_the_tables_and_the_report(
     wheelhouse: Path, rooms: Path, cli_tables: Path, tmp_path: Path
 ) -> None:
     maubinh = str(fresh_venv(tmp_path / "venv", "maubinh[audit]") / "maubinh")
-    subprocess.run([maubinh, "score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path / "t")], check=True)
+    subprocess.run(
+        [maubinh, "score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path / "t")], check=True
+    )
     assert_same_tables(tmp_path / "t", cli_tables)
     claims = tmp_path / "claims.jsonl"
     claims.write_text("".join(json.dumps(claim) + "\n" for claim in _claims(20)))
     report = tmp_path / "report.html"
-    verified = subprocess.run([maubinh, "verify", "--jsonl", str(claims), "--report", str(report)], capture_output=True, check=False)
+    verified = subprocess.run(
+        [maubinh, "verify", "--jsonl", str(claims), "--report", str(report)], capture_output=True, check=False
+    )
     assert verified.returncode == 1 and b"Traceback" not in verified.stderr  # half the claims disagree
-    assert report.read_text().startswith("<!DOCTYPE html>") and report.read_text().count("<svg") == 2  # matplotlib's charts
+    assert (
+        report.read_text().startswith("<!DOCTYPE html>") and report.read_text().count("<svg") == 2
+    )  # matplotlib's charts
 
 
 def _claims(count: int) -> list[dict[str, object]]:
     """Rooms with the settlement the checkout computes, every other one with 1000 moved between two players."""
     made = []
     for k, room in enumerate(four_player_rooms(count, seed=9)):
-        answer = subprocess.run([MAUBINH, "score", "-"], input=json.dumps(room).encode(), capture_output=True, check=True)
+        answer = subprocess.run(
+            [MAUBINH, "score", "-"], input=json.dumps(room).encode(), capture_output=True, check=True
+        )
         amounts = {p["id"]: p["amount"] for p in json.loads(answer.stdout)["players"]}
         if k % 2:
             amounts["p0"], amounts["p1"] = amounts["p0"] - 1000, amounts["p1"] + 1000
@@ -162,7 +181,9 @@ def spark_venv(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def test_the_spark_extra_runs_a_local_job(spark_venv: Path, rooms: Path, cli_tables: Path, tmp_path: Path) -> None:
     env = {**os.environ, "PYSPARK_PYTHON": str(spark_venv / "python")}
     job = [str(spark_venv / "spark-submit"), "--master", "local[2]", str(ROOT / "deploy" / "spark" / "audit.py")]
-    done = subprocess.run([*job, "score", str(rooms), "-o", str(tmp_path / "s")], env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [*job, "score", str(rooms), "-o", str(tmp_path / "s")], env=env, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert_same_tables(tmp_path / "s", cli_tables, spark=True)
 
@@ -208,12 +229,20 @@ def test_standalone_cluster_runs_the_audit_from_the_py_files_wheel(
     """The README's cluster line: the executors' Python has the dependencies but not maubinh, so the
     pure wheel given to --py-files is what they import."""
     executors = fresh_venv(tmp_path / "executors", "maubinh[spark]", without_maubinh=True)
-    lacking = subprocess.run([str(executors / "python"), "-c", "import service"], capture_output=True, check=False, cwd=tmp_path)
+    lacking = subprocess.run(
+        [str(executors / "python"), "-c", "import service"], capture_output=True, check=False, cwd=tmp_path
+    )
     assert lacking.returncode == 1 and b"No module named 'service'" in lacking.stderr
     env = {**os.environ, "MAUBINH_PURE_PYTHON": "1"}
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path / "dist"), str(ROOT)], env=env, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(tmp_path / "dist"), str(ROOT)],
+        env=env,
+        check=True,
+    )
     (built,) = (tmp_path / "dist").glob("maubinh-*-py3-none-any.whl")
-    wheel = shutil.copy(built, tmp_path / "dist" / "maubinh.zip")  # Spark puts .zip, .egg and .jar on the path, not .whl
+    wheel = shutil.copy(
+        built, tmp_path / "dist" / "maubinh.zip"
+    )  # Spark puts .zip, .egg and .jar on the path, not .whl
     job = [
         str(spark_venv / "spark-submit"), "--master", standalone, "--py-files", str(wheel),
         "--conf", f"spark.pyspark.python={executors / 'python'}",
