@@ -54,6 +54,19 @@ def _fresh_metrics_dir() -> None:
 _fresh_metrics_dir()  # gunicorn reads this file before it preloads the app
 
 
+def pre_request(worker: Any, request: Any) -> None:
+    """Each request waits for its turn behind the connections that are already ready.
+
+    A greenlet yields only when a read would block. A keep-alive client that sends its next request
+    before the answer's last byte is read (any pooled client under load) never makes it block, so
+    one connection kept its worker for hundreds of requests while the others waited: p99 was 0.3–1 s
+    at 4 connections. ``gevent.idle()`` returns once the event loop has polled and run what is ready.
+    """
+    import gevent
+
+    gevent.idle()
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """A worker left: its live gauges go with it (prometheus-client multiprocess mode)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -1,0 +1,176 @@
+"""Latency tails under load: one `maubinh serve` with the defaults (2 workers, loopback), before and
+after the fair-turns hook (service/gunicorn_config.py's ``pre_request``), in one run.
+
+"before" is the same server with that hook replaced by a no-op (a config file written here), so the
+two differ by that alone. Each round measures both, taking turns going first:
+- POST /v1/score (one valid 4-player room), closed loop (wrk) at 4 and 16 connections: p50/p90/p99, errors;
+- GET /healthz, closed loop at 16 connections, and the score/healthz throughput ratio at 16;
+- POST /v1/score rate-limited (hey, 8 connections) at half the closed-loop rate at 16: p50/p99;
+- 50 slow-header clients (bench/hostile.py's) while a probe runs every 0.2 s: probes later than 1 s.
+Figures are medians over the rounds (this host's speed drifts); errors are summed.
+Run: .venv/bin/python bench/tails.py [--rounds 3] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from hostile import slow_clients
+from load import WRK_SCRIPT, free_port, wait_ready
+from rooms import four_player_rooms
+
+WRK_REPORT = """
+done = function(summary, latency, requests)
+  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
+               + summary.errors.status + summary.errors.timeout
+  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"errors\\": %d, \\"p50_ms\\": %f, \\"p90_ms\\": %f, \\"p99_ms\\": %f}\\n",
+    summary.requests, summary.duration / 1e6, errors, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000))
+end
+"""
+BEFORE_CONFIG = """from service.gunicorn_config import *  # noqa: F403
+
+
+def pre_request(worker, request):  # before: no fair turns
+    pass
+"""
+
+
+def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(script), url],
+        capture_output=True, text=True, timeout=seconds + 30, check=True,
+    ).stdout  # fmt: skip
+    figures: dict[str, float] = json.loads(next(line[5:] for line in out.splitlines() if line.startswith("JSON ")))
+    figures["rps"] = figures["requests"] / figures["seconds"]
+    return figures
+
+
+def hey(url: str, body: Path, rate: float, seconds: int, connections: int = 8) -> dict[str, float]:
+    per_connection = max(1, round(rate / connections))
+    total = per_connection * connections * seconds
+    out = subprocess.run(
+        ["hey", "-n", str(total), "-c", str(connections), "-q", str(per_connection), "-m", "POST",
+         "-T", "application/json", "-D", str(body), "-t", "10", url],
+        capture_output=True, text=True, timeout=seconds * 3 + 30, check=True,
+    ).stdout  # fmt: skip
+
+    def percentile(p: int) -> float:
+        return float(re.search(rf"{p}%+ in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
+
+    ok = sum(int(n) for n in re.findall(r"\[200\]\s+(\d+) responses", out))
+    return {
+        "rps": per_connection * connections,
+        "p50_ms": percentile(50),
+        "p99_ms": percentile(99),
+        "errors": total - ok,
+    }
+
+
+class Server:
+    def __init__(self, work: Path, config: Path | None) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "MAUBINH_LOG_REQUESTS": "off"}
+        env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        env.pop("MAUBINH_WORKERS", None)
+        if config is not None:
+            env["MAUBINH_GUNICORN_CONFIG"] = str(config)
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--port", str(self.port)],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work,
+        )  # fmt: skip
+        wait_ready(self.base)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+
+def measure(server: Server, score: Path, health: Path, body: Path, seconds: int) -> dict[str, dict[str, float]]:
+    wrk(server.base + "/v1/score", score, 1, 4)  # warm up
+    at4 = wrk(server.base + "/v1/score", score, seconds, 4)
+    at16 = wrk(server.base + "/v1/score", score, seconds, 16)
+    healthz = wrk(server.base + "/healthz", health, seconds, 16)
+    half = hey(server.base + "/v1/score", body, at16["rps"] / 2, seconds)
+    probes = slow_clients(server.port, 50, 6)
+    return {"at4": at4, "at16": at16, "healthz": healthz, "half": half, "slow": {"late": probes.late}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=5)
+    args = parser.parse_args()
+    for tool in ("wrk", "hey"):
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} is needed: apt-get install {tool}")
+    work = Path(tempfile.mkdtemp(prefix="maubinh-tails-"))
+    body = work / "room.json"
+    body.write_text(json.dumps(four_player_rooms(1, seed=7, rulesets=("maubinh-chi-at",))[0]))
+    score, health = work / "score.lua", work / "health.lua"
+    score.write_text(WRK_SCRIPT.format(body=body) + WRK_REPORT)
+    health.write_text(WRK_REPORT)
+    before = work / "before_config.py"
+    before.write_text(BEFORE_CONFIG)
+    results: dict[str, list[dict[str, dict[str, float]]]] = {"before": [], "after": []}
+    try:
+        for k in range(args.rounds):
+            for name in ("before", "after") if k % 2 == 0 else ("after", "before"):
+                server = Server(work, before if name == "before" else None)
+                try:
+                    results[name].append(measure(server, score, health, body, args.seconds))
+                finally:
+                    server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    def median(name: str, kind: str, figure: str) -> float:
+        return statistics.median(r[kind][figure] for r in results[name])
+
+    def errors(name: str, kind: str) -> int:
+        return int(sum(r[kind]["errors"] for r in results[name]))
+
+    print(
+        f"maubinh serve, defaults (2 workers), {os.cpu_count()} cores shared with the load; medians of {args.rounds} rounds of {args.seconds} s"
+    )
+    print("| server | load | p50 | p90 | p99 | req/s | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for name in ("before", "after"):
+        for kind, label in (
+            ("at4", "score, 4 connections"),
+            ("at16", "score, 16 connections"),
+            ("healthz", "healthz, 16 connections"),
+        ):
+            print(
+                f"| {name} | {label} | {median(name, kind, 'p50_ms'):.2f} ms | {median(name, kind, 'p90_ms'):.2f} ms"
+                f" | {median(name, kind, 'p99_ms'):.2f} ms | {median(name, kind, 'rps'):.0f} | {errors(name, kind)} |"
+            )
+        print(
+            f"| {name} | score at half rate, 8 connections ({median(name, 'half', 'rps'):.0f}/s) | {median(name, 'half', 'p50_ms'):.2f} ms"
+            f" | | {median(name, 'half', 'p99_ms'):.2f} ms | | {errors(name, 'half')} |"
+        )
+    for name in ("before", "after"):
+        ratios = sorted(r["at16"]["rps"] / r["healthz"]["rps"] for r in results[name])
+        late = sum(int(r["slow"]["late"]) for r in results[name])
+        print(
+            f"{name}: score/healthz throughput at 16 connections {statistics.median(ratios):.2f}"
+            f" (rounds {ratios[0]:.2f}-{ratios[-1]:.2f}; goal >= 0.6); probes later than 1 s among 50 slow clients: {late}"
+        )
+    print("goals: p99 <= 60 ms at 4 and 16 connections with 0 errors; p99 <= 15 ms at half rate; healthz p99 <= 60 ms")
+
+
+if __name__ == "__main__":
+    main()
