@@ -11,7 +11,7 @@ import os
 from setuptools import setup
 
 SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "stages")]
-COMPILED = [*SCORING, "service/serialize.py", "service/hands.py", "service/patterns.py"]
+COMPILED = [*SCORING, "service/serialize.py", "service/hands.py", "service/patterns.py", "service/hand_words.py"]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":
     setup()

@@ -9,8 +9,6 @@ rank that differs.
 
 from __future__ import annotations
 
-from functools import cache, lru_cache
-
 from service.cards import ACE
 from service.hands import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel, category_of
 from service.texts import Named
@@ -80,28 +78,53 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
     return f"four {pl[top]}", f"tứ quý {vi[top]}"
 
 
-@cache
+_READ: dict[int, tuple[Category, tuple[int, ...]]] = {}
+"""Each strength's category and comparison vector: a few thousand strengths exist, each read once."""
+_SAID: dict[tuple[int, Wheel, int], Named] = {}
+SAID_MOST = 1 << 16
+"""Words kept at most: a few thousand strengths × at most six deciding ranks fit; past it, start over."""
+
+
 def _read(strength: int) -> tuple[Category, tuple[int, ...]]:
-    """A strength's category and comparison vector: a few thousand strengths exist, each read once."""
-    return category_of(strength), _digits(strength)
+    read = _READ.get(strength)
+    if read is None:
+        read = _READ[strength] = (category_of(strength), _digits(strength))
+    return read
+
+
+def deciding_rank(strength: int, against: int) -> int:
+    """Where two hands' comparison was decided: the 1-based rank of the first digit that differs
+    between hands of one category, 0 when the categories decided (or the hands tie)."""
+    category, digits = _read(strength)
+    other_category, other = _read(against)
+    if category != other_category:
+        return 0
+    for k in range(DIGITS):
+        if digits[k] != other[k]:
+            return k + 1
+    return 0
 
 
 def spoken(strength: int, against: int, wheel: Wheel) -> Named:
     """The hand of ``strength`` as a player names it when it met ``against`` (same chi, either
     result): name and ranks, the kickers down to the deciding one where the name's ranks tie, and
     its cards' ranks."""
-    category, digits = _read(strength)
-    other_category, other = _read(against)
-    decided = 0
-    if category == other_category:
-        decided = next((k + 1 for k in range(DIGITS) if digits[k] != other[k]), 0)
-    return _said(strength, wheel, decided)
+    return said(strength, wheel, deciding_rank(strength, against))
 
 
-@lru_cache(maxsize=1 << 16)  # bounded: a few thousand strengths × at most six decided ranks
-def _said(strength: int, wheel: Wheel, decided: int) -> Named:
+def said(strength: int, wheel: Wheel, decided: int) -> Named:
     """The words for a hand whose comparison was decided at its ``decided``-th rank (0: by category);
     at most six per strength, so each is made once."""
+    key = (strength, wheel, decided)
+    words = _SAID.get(key)
+    if words is None:
+        if len(_SAID) >= SAID_MOST:
+            _SAID.clear()
+        words = _SAID[key] = _words(strength, wheel, decided)
+    return words
+
+
+def _words(strength: int, wheel: Wheel, decided: int) -> Named:
     category, digits = _read(strength)
     ranks = _ranks(category, digits, wheel)
     head = HEAD_DIGITS[category]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from service.hand_words import spoken
+from service.hand_words import deciding_rank, said
 from service.hands import HAND_NAMES, POSITIONS, Position
 from service.patterns import PATTERN_NAMES
 from service.rulesets import AceBalance, AceCollectors, Ruleset
@@ -131,13 +131,13 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             if lost is None:
                 how = ("ledger.chi_foul", {"position": where, "loser": lose.id})
             else:
-                wheel = room.ruleset.wheel
+                wheel, decided = room.ruleset.wheel, deciding_rank(won.strength, lost.strength)
                 how = (
                     "ledger.chi",
                     {
                         "position": where,
-                        "winner_hand": spoken(won.strength, lost.strength, wheel),
-                        "loser_hand": spoken(lost.strength, won.strength, wheel),
+                        "winner_hand": said(won.strength, wheel, decided),
+                        "loser_hand": said(lost.strength, wheel, decided),
                     },
                 )
             lines.append(

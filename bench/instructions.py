@@ -1,0 +1,91 @@
+"""Instructions per four-player room, counted by valgrind (cachegrind --cache-sim=no), which this
+shared host's noise does not move.
+
+The whole path is ``maubinh score --jsonl --jobs 1`` over 800 and over 200 rooms:
+(I(800) − I(200)) / 600, so that start-up cancels out. The stages are the same difference over an
+in-process loop that stops after each stage in turn (parse → load → settle → answer → bytes): each
+row is what its stage adds to the one before.
+Run: .venv/bin/python bench/instructions.py        (about 3 minutes)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from rooms import four_player_rooms
+
+STAGES = ("parse", "load", "settle", "answer", "bytes")
+LOOP = """
+import sys
+from service.documents import _check_amounts
+from service.scoring import score
+from service.serialize import dumps, result_json
+from service.strict_json import loads
+from service.validation import load_room
+
+stage = sys.argv[1]
+for line in open(sys.argv[2], "rb"):
+    raw = loads(line)
+    if stage == "parse":
+        continue
+    room = load_room(raw, None)
+    if stage == "load":
+        continue
+    result = score(room)
+    _check_amounts(result)
+    if stage == "settle":
+        continue
+    body = result_json(result, "en")
+    if stage == "answer":
+        continue
+    dumps(body, "en")
+"""
+
+
+def instructions(command: list[str]) -> int:
+    done = subprocess.run(
+        ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *command],
+        capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(),
+    )  # fmt: skip
+    return int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
+
+
+def per_room(command: list[str], small: Path, large: Path) -> float:
+    return (instructions([*command, str(large)]) - instructions([*command, str(small)])) / 600
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="maubinh-instructions-"))
+    rooms = four_player_rooms(800, seed=1)
+    large, small = work / "800.jsonl", work / "200.jsonl"
+    large.write_text("".join(json.dumps(room) + "\n" for room in rooms))
+    small.write_text("".join(json.dumps(room) + "\n" for room in rooms[:200]))
+    loop = work / "loop.py"
+    loop.write_text(LOOP)
+    maubinh = str(Path(sys.executable).with_name("maubinh"))
+    whole = (instructions([maubinh, "score", "--jsonl", str(large), "--jobs", "1", "-o", "/dev/null"])
+             - instructions([maubinh, "score", "--jsonl", str(small), "--jobs", "1", "-o", "/dev/null"])) / 600  # fmt: skip
+    print("instructions per 4-player room (valgrind, (I(800) - I(200)) / 600)")
+    print("| stage | instructions | share |")
+    print("|---|---|---|")
+    before = 0.0
+    cumulative = {}
+    for stage in STAGES:
+        cumulative[stage] = per_room([sys.executable, str(loop), stage], small, large)
+    in_process = cumulative["bytes"]
+    for stage in STAGES:
+        added = cumulative[stage] - before
+        before = cumulative[stage]
+        print(f"| {stage} | {added / 1e6:.3f} M | {added / in_process:.0%} |")
+    print(f"| in process, bytes to bytes | {in_process / 1e6:.3f} M | |")
+    print(f"| maubinh score --jsonl --jobs 1, the whole path | {whole / 1e6:.3f} M | (goal <= 2.0 M) |")
+
+
+if __name__ == "__main__":
+    main()
