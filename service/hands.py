@@ -200,13 +200,19 @@ class HandInfo:
         return cls(category, kind, keys[0], named.name_vi, named.name_en, keys)
 
 
-@dataclass(frozen=True, order=True, slots=True)
+@dataclass(order=True, slots=True, unsafe_hash=True)
 class HandValue:
     """An evaluated hand; hands compare by strength alone (suits never rank)."""
 
     strength: int
     info: HandInfo = field(compare=False)
     cards: tuple[Card, ...] = field(default=(), compare=False)
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(self, strength: int, info: HandInfo, cards: tuple[Card, ...] = ()) -> None:
+        self.strength = strength
+        self.info = info
+        self.cards = cards
 
     @property
     def category(self) -> Category:

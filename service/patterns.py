@@ -92,13 +92,19 @@ _DIAMONDS, _HEARTS = sorted(RED_SUITS)
 THREE_FLUSH_SUIT_COUNTS = {(5, 5, 3, 0), (8, 5, 0, 0), (10, 3, 0, 0), (13, 0, 0, 0)}
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Split:
     """A 3/5/5 split found by the service, ordered so that it never fouls."""
 
     back: tuple[Card, ...]
     middle: tuple[Card, ...]
     front: tuple[Card, ...]
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(self, back: tuple[Card, ...], middle: tuple[Card, ...], front: tuple[Card, ...]) -> None:
+        self.back = back
+        self.middle = middle
+        self.front = front
 
 
 def _as_cards(cards: list[int]) -> tuple[Card, ...]:
@@ -147,13 +153,19 @@ def three_flushes_split(cards: Sequence[int], table: HandTable) -> Split | None:
     return _order(table, fives[0], fives[1], front)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CardStats:
     """What the 13-card patterns (and the ace count) need, from one pass over the cards."""
 
     rank_counts: list[int]
     suit_counts: list[int]
     rank_key: int
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(self, rank_counts: list[int], suit_counts: list[int], rank_key: int) -> None:
+        self.rank_counts = rank_counts
+        self.suit_counts = suit_counts
+        self.rank_key = rank_key
 
 
 def card_stats(cards: Sequence[int]) -> CardStats:

@@ -101,7 +101,7 @@ def _instant_wins(room: Room, players: list[PlayerResult], stats: list[CardStats
         raise RoomRejected(faults)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class Pair:
     """How one pair (i < j) is settled, decided once: who won each chi and what that chi is worth.
 
@@ -120,6 +120,29 @@ class Pair:
     totals: tuple[int, int] = (0, 0)
     knobs: tuple[str, ...] = ()
 
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(
+        self,
+        i: int,
+        j: int,
+        settled_by: SettledBy,
+        winners: tuple[int | None, ...] = (),
+        values: tuple[int, ...] = (),
+        bonus_keys: tuple[str | None, ...] = (),
+        won: tuple[int, int] = (0, 0),
+        totals: tuple[int, int] = (0, 0),
+        knobs: tuple[str, ...] = (),
+    ) -> None:
+        self.i = i
+        self.j = j
+        self.settled_by = settled_by
+        self.winners = winners
+        self.values = values
+        self.bonus_keys = bonus_keys
+        self.won = won
+        self.totals = totals
+        self.knobs = knobs
+
     @property
     def both_fouled_compared(self) -> bool:
         return "fouls.both_fouled" in self.knobs
@@ -132,7 +155,7 @@ class Pair:
         return self.totals[0] if player == self.i else self.totals[1]
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class EvaluatedRoom:
     """Everything the stages read: the room, its players evaluated, and how each pair is settled."""
 
@@ -141,6 +164,19 @@ class EvaluatedRoom:
     pairs: tuple[Pair, ...]
     scoops: tuple[tuple[Pair, int, int], ...]
     """(pair, winner, loser) for every scoop (§6), in pair order."""
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(
+        self,
+        room: Room,
+        players: list[PlayerResult],
+        pairs: tuple[Pair, ...],
+        scoops: tuple[tuple[Pair, int, int], ...],
+    ) -> None:
+        self.room = room
+        self.players = players
+        self.pairs = pairs
+        self.scoops = scoops
 
     @property
     def ruleset(self) -> Ruleset:

@@ -15,12 +15,19 @@ Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
 STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)
 class InstantWin:
     pattern: str
     units: int
     strength: int
     split: Split | None = None
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(self, pattern: str, units: int, strength: int, split: Split | None = None) -> None:
+        self.pattern = pattern
+        self.units = units
+        self.strength = strength
+        self.split = split
 
 
 class LedgerLine(NamedTuple):
@@ -46,6 +53,29 @@ class PlayerResult:
     declared: bool
     units: int = 0
 
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(
+        self,
+        id: str,
+        status: Status,
+        hands: dict[Position, HandValue] | None,
+        fouled: bool,
+        foul_reason: str | None,
+        aces: int,
+        instant_win: InstantWin | None,
+        declared: bool,
+        units: int = 0,
+    ) -> None:
+        self.id = id
+        self.status = status
+        self.hands = hands
+        self.fouled = fouled
+        self.foul_reason = foul_reason
+        self.aces = aces
+        self.instant_win = instant_win
+        self.declared = declared
+        self.units = units
+
 
 SettledBy = Literal["instant_win", "comparison", "foul", "fixed_foul", "both_fouled", "round_ended"]
 
@@ -66,6 +96,21 @@ class PairShowdown:
     scooped_by: str | None = None
     units: dict[str, int] = field(default_factory=dict)
 
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(
+        self,
+        players: tuple[str, str],
+        settled_by: SettledBy,
+        chi: list[ChiOutcome] | None = None,
+        scooped_by: str | None = None,
+        units: dict[str, int] | None = None,
+    ) -> None:
+        self.players = players
+        self.settled_by = settled_by
+        self.chi = [] if chi is None else chi
+        self.scooped_by = scooped_by
+        self.units = {} if units is None else units
+
 
 @dataclass
 class Result:
@@ -73,3 +118,12 @@ class Result:
     players: list[PlayerResult]
     ledger: list[LedgerLine]
     showdown: list[PairShowdown]
+
+    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
+    def __init__(
+        self, room: Room, players: list[PlayerResult], ledger: list[LedgerLine], showdown: list[PairShowdown]
+    ) -> None:
+        self.room = room
+        self.players = players
+        self.ledger = ledger
+        self.showdown = showdown
