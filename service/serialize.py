@@ -20,7 +20,7 @@ from service.patterns import PATTERN_NAMES, Split
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.texts import Language, Text, in_language, ledger_templates, localize
+from service.texts import Language, Template, Text, in_language, ledger_templates, localize
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
@@ -102,7 +102,20 @@ def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str
     }
 
 
-def _line_json(seq: int, line: LedgerLine, stake: int, templates: dict[str, str], language: Language) -> dict[str, Any]:
+def _filled(template: Template, fields: dict[str, Any]) -> str:
+    """A ledger template with its fields, each as ``str()`` writes it (a Named or Text as its words)."""
+    pieces: list[str] = []
+    for text, name in template:
+        pieces.append(text)
+        if name is not None:
+            value = fields[name]
+            pieces.append(value if isinstance(value, str) else str(value))
+    return "".join(pieces)
+
+
+def _line_json(
+    seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language
+) -> dict[str, Any]:
     key, fields = line.explanation
     out: dict[str, Any] = {
         "seq": seq,
@@ -113,7 +126,7 @@ def _line_json(seq: int, line: LedgerLine, stake: int, templates: dict[str, str]
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
-        "explanation": templates[key] % (fields if language == "en" else in_language(fields, language)),
+        "explanation": _filled(templates[key], fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:
         out["hands"] = dict(line.hands)
