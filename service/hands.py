@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from service.cards import ACE, Card, parse_card
+from service.cards import ACE, DECK, Card, parse_card
 from service.texts import Named
 
 Wheel = Literal["second", "lowest"]
@@ -290,7 +290,6 @@ class HandTable:
         self.three = built.three
         self.kinds = built.kinds
         self.infos: dict[int, HandInfo] = {}
-        self._group_keys: dict[int, tuple[int, ...]] = {}
         self.evaluate5 = _evaluator5(self.plain5, self.flush5)
         self.evaluate3 = _evaluator3(self.three)
 
@@ -307,26 +306,29 @@ class HandTable:
         info = self.infos.get(strength)
         if info is None:
             info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
-        return HandValue(strength, info, self.display_order(cards, info.category, strength))
+        return HandValue(strength, info, display_order(cards, info.category))
 
     def describe_all(self, arrangement: Mapping[Position, Sequence[Card]]) -> dict[Position, HandValue]:
         """Each chi of an arrangement, described."""
         return {p: self.describe(arrangement[p]) for p in POSITIONS}
 
-    def display_order(self, cards: Sequence[Card], category: Category, strength: int) -> tuple[Card, ...]:
-        """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top."""
-        if category in _UNGROUPED:
-            ordered = sorted(cards, key=_HIGH_FIRST.__getitem__)
-            if ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3 and category in _STRAIGHTS:
-                ordered = ordered[1:] + ordered[:1]  # 5-4-3-2-A
-            return tuple(ordered)
-        sort_key = self._group_keys.get(strength)
-        if sort_key is None:  # one per grouped strength, at most a few thousand, built on first sight
-            ranks = [c >> 2 for c in cards]
-            sort_key = self._group_keys[strength] = tuple(
-                _GROUP_WEIGHT[ranks.count(c >> 2)] + _HIGH_FIRST[c] for c in range(52)
-            )
-        return tuple(sorted(cards, key=sort_key.__getitem__))
+
+def display_order(cards: Sequence[Card], category: Category) -> tuple[Card, ...]:
+    """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top.
+
+    Each card's place is a number with the card in its low six bits, so that plain integers sort."""
+    if category in _UNGROUPED:
+        keyed = [_HIGH_FIRST[c] << 6 | c for c in cards]
+    else:
+        counts = [0] * 13
+        for c in cards:
+            counts[c >> 2] += 1
+        keyed = [(_GROUP_WEIGHT[counts[c >> 2]] + _HIGH_FIRST[c]) << 6 | c for c in cards]
+    keyed.sort()
+    ordered = [DECK[k & 63] for k in keyed]
+    if category in _STRAIGHTS and ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3:
+        return (*ordered[1:], ordered[0])  # 5-4-3-2-A
+    return tuple(ordered)
 
 
 def _evaluator5(plain: dict[int, int], flush: dict[int, int]) -> Callable[[Sequence[int]], int]:
