@@ -9,18 +9,34 @@ rank that differs.
 
 from __future__ import annotations
 
+from typing import Final
+
 from service.cards import ACE
 from service.hands import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel, category_of
 from service.texts import Named
 
-RANK_LETTERS = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
+RANK_LETTERS: Final = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")
 """A rank as a card list shows it (``10`` rather than the API's ``T``: this is read, not parsed)."""
-RANK_WORDS_VI = (*RANK_LETTERS[:9], "Bồi", "Đầm", "Già", "Át")
+RANK_WORDS_VI: Final = (*RANK_LETTERS[:9], "Bồi", "Đầm", "Già", "Át")
 """A rank as the seeds say it."""
-RANK_WORDS_EN = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "jack", "queen", "king", "ace")
-RANK_PLURALS_EN = tuple("sixes" if word == "six" else word + "s" for word in RANK_WORDS_EN)
+RANK_WORDS_EN: Final = (
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "jack",
+    "queen",
+    "king",
+    "ace",
+)
+RANK_PLURALS_EN: Final = tuple("sixes" if word == "six" else word + "s" for word in RANK_WORDS_EN)
 
-HEAD_DIGITS: dict[Category, int] = {
+HEAD_DIGITS: Final[dict[Category, int]] = {
     Category.HIGH_CARD: 1,
     Category.PAIR: 2,
     Category.TWO_PAIR: 4,
@@ -78,10 +94,10 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
     return f"four {pl[top]}", f"tứ quý {vi[top]}"
 
 
-_READ: dict[int, tuple[Category, tuple[int, ...]]] = {}
+_READ: Final[dict[int, tuple[Category, tuple[int, ...]]]] = {}
 """Each strength's category and comparison vector: a few thousand strengths exist, each read once."""
-_SAID: dict[tuple[int, Wheel, int], Named] = {}
-SAID_MOST = 1 << 16
+_SAID: Final[dict[tuple[int, Wheel, int], Named]] = {}
+SAID_MOST: Final = 1 << 16
 """Words kept at most: a few thousand strengths × at most six deciding ranks fit; past it, start over."""
 
 

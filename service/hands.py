@@ -25,18 +25,18 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal
+from typing import Final, Literal
 
 from service.cards import ACE, DECK, Card, parse_card
 from service.texts import Named
 
 Wheel = Literal["second", "lowest"]
 Position = Literal["back", "middle", "front"]
-POSITIONS: tuple[Position, ...] = ("back", "middle", "front")
+POSITIONS: Final[tuple[Position, ...]] = ("back", "middle", "front")
 
-DIGITS = 5
-BASE = 14
-CATEGORY_UNIT: int = BASE**DIGITS
+DIGITS: Final = 5
+BASE: Final = 14
+CATEGORY_UNIT: Final[int] = BASE**DIGITS
 
 
 class Category(enum.IntEnum):
@@ -82,7 +82,7 @@ class Kind(enum.StrEnum):
         return _KIND_NAMES[self][0]
 
 
-_CATEGORY_NAMES = {
+_CATEGORY_NAMES: Final = {
     Category.HIGH_CARD: ("High card", "Mậu thầu"),
     Category.PAIR: ("Pair", "Đôi"),
     Category.TWO_PAIR: ("Two pair", "Thú"),
@@ -93,24 +93,24 @@ _CATEGORY_NAMES = {
     Category.FOUR_OF_A_KIND: ("Four of a kind", "Tứ quý"),
     Category.STRAIGHT_FLUSH: ("Straight flush", "Thùng phá sảnh"),
 }
-_KIND_NAMES = {
+_KIND_NAMES: Final = {
     Kind.ROYAL_FLUSH: ("Royal flush", "Thùng phá sảnh thượng"),
     Kind.STEEL_WHEEL: ("Steel wheel", "Thùng phá sảnh hạ"),
     Kind.FOUR_ACES: ("Four aces", "Tứ quý Át"),
     Kind.TRIP_ACES: ("Trip aces", "Sám Át"),
 }
 
-HAND_NAMES: dict[str, Named] = {
+HAND_NAMES: Final[dict[str, Named]] = {
     **{c.id: Named(c.name_en.lower(), c.name_vi.lower()) for c in Category},
     **{k.value: Named(k.name_en.lower(), k.name_vi.lower().replace(" át", " Át")) for k in Kind},
 }
 """A category's or kind's id (a bonus table's key) → its name in each language, as a sentence says it."""
 
-WHEEL_RANKS = frozenset({ACE, 0, 1, 2, 3})
-BROADWAY_RANKS = frozenset(range(8, 13))
-_PLAIN_STRAIGHTS = [frozenset(range(low, low + 5)) for low in range(0, 8)]  # 2-6 … 9-K
+WHEEL_RANKS: Final = frozenset({ACE, 0, 1, 2, 3})
+BROADWAY_RANKS: Final = frozenset(range(8, 13))
+_PLAIN_STRAIGHTS: Final = [frozenset(range(low, low + 5)) for low in range(0, 8)]  # 2-6 … 9-K
 
-STRAIGHT_ORDERS: dict[Wheel, tuple[frozenset[int], ...]] = {
+STRAIGHT_ORDERS: Final[dict[Wheel, tuple[frozenset[int], ...]]] = {
     "second": (*_PLAIN_STRAIGHTS, WHEEL_RANKS, BROADWAY_RANKS),
     "lowest": (WHEEL_RANKS, *_PLAIN_STRAIGHTS, BROADWAY_RANKS),
 }
@@ -118,12 +118,12 @@ STRAIGHT_ORDERS: dict[Wheel, tuple[frozenset[int], ...]] = {
 
 # Per card: a rank key whose sum identifies the rank multiset of a hand (no rank
 # appears 5 times), and a suit bit whose AND over a hand is non-zero for a flush.
-RANK_KEY: tuple[int, ...] = tuple(5 ** (c >> 2) for c in range(52))
-SUIT_BIT: tuple[int, ...] = tuple(1 << (c & 3) for c in range(52))
+RANK_KEY: Final[tuple[int, ...]] = tuple(5 ** (c >> 2) for c in range(52))
+SUIT_BIT: Final[tuple[int, ...]] = tuple(1 << (c & 3) for c in range(52))
 
 
-_POWERS_OF_5: tuple[int, ...] = tuple(5**r for r in range(13))
-_DIGIT_WEIGHTS: tuple[int, ...] = tuple(BASE ** (DIGITS - 1 - position) for position in range(DIGITS))
+_POWERS_OF_5: Final[tuple[int, ...]] = tuple(5**r for r in range(13))
+_DIGIT_WEIGHTS: Final[tuple[int, ...]] = tuple(BASE ** (DIGITS - 1 - position) for position in range(DIGITS))
 
 
 def rank_key(ranks: Sequence[int]) -> int:
@@ -163,7 +163,7 @@ class _Line:
     straight: bool | None = None
 
 
-FIVE_CARD_LINES = (
+FIVE_CARD_LINES: Final = (
     _Line(Category.HIGH_CARD, (1, 1, 1, 1, 1), suited=False, straight=False),
     _Line(Category.PAIR, (2, 1, 1, 1), suited=None),
     _Line(Category.TWO_PAIR, (2, 2, 1), suited=None),
@@ -174,7 +174,7 @@ FIVE_CARD_LINES = (
     _Line(Category.FOUR_OF_A_KIND, (4, 1), suited=None),
     _Line(Category.STRAIGHT_FLUSH, (1, 1, 1, 1, 1), suited=True, straight=True),
 )
-THREE_CARD_LINES = (
+THREE_CARD_LINES: Final = (
     _Line(Category.HIGH_CARD, (1, 1, 1), suited=None),
     _Line(Category.PAIR, (2, 1), suited=None),
     _Line(Category.THREE_OF_A_KIND, (3,), suited=None),
@@ -355,11 +355,11 @@ def _evaluator3(three: dict[int, int]) -> Callable[[Sequence[int]], int]:
     return evaluate3
 
 
-_CATEGORIES = tuple(Category)
-_STRAIGHTS = (Category.STRAIGHT, Category.STRAIGHT_FLUSH)
-_GROUP_WEIGHT = (0, 256, 128, 64, 0)  # by how many cards share the rank: quads first, singles last
-_HIGH_FIRST = tuple(52 - (c & ~3) + (c & 3) for c in range(52))  # rank high to low, then suit S C D H
-_UNGROUPED = frozenset((Category.HIGH_CARD, Category.STRAIGHT, Category.FLUSH, Category.STRAIGHT_FLUSH))
+_CATEGORIES: Final = tuple(Category)
+_STRAIGHTS: Final = (Category.STRAIGHT, Category.STRAIGHT_FLUSH)
+_GROUP_WEIGHT: Final = (0, 256, 128, 64, 0)  # by how many cards share the rank: quads first, singles last
+_HIGH_FIRST: Final = tuple(52 - (c & ~3) + (c & 3) for c in range(52))  # rank high to low, then suit S C D H
+_UNGROUPED: Final = frozenset((Category.HIGH_CARD, Category.STRAIGHT, Category.FLUSH, Category.STRAIGHT_FLUSH))
 
 
 def category_of(strength: int) -> Category:

@@ -12,6 +12,7 @@ import enum
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from service.cards import DECK, RED_SUITS, Card
 from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
@@ -43,7 +44,7 @@ class OnChi:
     positions: tuple[Position, ...]
 
 
-ON_CHI: Mapping[Pattern, OnChi] = {
+ON_CHI: Final[Mapping[Pattern, OnChi]] = {
     Pattern.FOUR_OF_A_KIND: OnChi(Category.FOUR_OF_A_KIND, ("back", "middle")),
     Pattern.FULL_HOUSE_MIDDLE: OnChi(Category.FULL_HOUSE, ("middle",)),
     Pattern.TRIPS_FRONT: OnChi(Category.THREE_OF_A_KIND, ("front",)),
@@ -52,11 +53,11 @@ ON_CHI: Mapping[Pattern, OnChi] = {
 """The one definition of the arrangement patterns, read by :func:`arrangement_patterns` for one
 arrangement and by the advisor for every split at once."""
 
-ARRANGEMENT_PATTERNS = tuple(p for p in Pattern if p in ON_CHI)
-CARD_PATTERNS = tuple(p for p in Pattern if p not in ON_CHI)
+ARRANGEMENT_PATTERNS: Final = tuple(p for p in Pattern if p in ON_CHI)
+CARD_PATTERNS: Final = tuple(p for p in Pattern if p not in ON_CHI)
 """The patterns that depend only on the 13 cards, found by :func:`card_patterns`."""
 
-PATTERN_NAMES: Mapping[str, tuple[str, str]] = {
+PATTERN_NAMES: Final[Mapping[str, tuple[str, str]]] = {
     Pattern.DRAGON_FLUSH: ("Dragon flush", "Rồng cuốn"),
     Pattern.DRAGON: ("Dragon", "Sảnh rồng"),
     Pattern.THIRTEEN_SAME_COLOR: ("Thirteen of one colour", "Đồng hoa (13 đen / 13 đỏ)"),
@@ -71,8 +72,8 @@ PATTERN_NAMES: Mapping[str, tuple[str, str]] = {
     Pattern.STRAIGHT_FLUSH: ("Straight flush", "Thùng phá sảnh"),
 }
 
-_THREE_CARD_STRAIGHTS = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  # A-2-3 … Q-K-A
-_FIVE_CARD_STRAIGHTS = [tuple(sorted(s)) for s in STRAIGHT_ORDERS["second"]]
+_THREE_CARD_STRAIGHTS: Final = [(12, 0, 1)] + [(r, r + 1, r + 2) for r in range(11)]  # A-2-3 … Q-K-A
+_FIVE_CARD_STRAIGHTS: Final = [tuple(sorted(s)) for s in STRAIGHT_ORDERS["second"]]
 
 
 def _three_straight_splits() -> dict[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
@@ -85,11 +86,11 @@ def _three_straight_splits() -> dict[int, tuple[tuple[int, ...], tuple[int, ...]
     return splits
 
 
-THREE_STRAIGHT_SPLITS = _three_straight_splits()
+THREE_STRAIGHT_SPLITS: Final = _three_straight_splits()
 """Rank-multiset key → (3-card, 5-card, 5-card) rank sets of one such split."""
 
 _DIAMONDS, _HEARTS = sorted(RED_SUITS)
-THREE_FLUSH_SUIT_COUNTS = {(5, 5, 3, 0), (8, 5, 0, 0), (10, 3, 0, 0), (13, 0, 0, 0)}
+THREE_FLUSH_SUIT_COUNTS: Final = {(5, 5, 3, 0), (8, 5, 0, 0), (10, 3, 0, 0), (13, 0, 0, 0)}
 
 
 @dataclass(unsafe_hash=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -25,7 +25,7 @@ from service.texts import Language, Template, Text, in_language, ledger_template
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
 
-PROBLEM_BASE = "https://maubinh.dev/problems/"
+PROBLEM_BASE: Final = "https://maubinh.dev/problems/"
 
 
 def dumps(document: object, language: Language = "en") -> bytes:
@@ -174,7 +174,7 @@ def problem_json(
     return out
 
 
-MAX_FAULTS_LISTED = 120
+MAX_FAULTS_LISTED: Final = 120
 """A request can hold tens of thousands of faults (a 60 KB array of junk); past this many the
 list is cut, so that a small request cannot ask for a huge answer (nor a batch of 500 such rooms a
 25 MB one). No room of 2 to 4 players can have more: 4 × (13 + 5 + 5 + 3) cards and a few fields

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from service.contract import Room, Status
 from service.hands import HandValue, Position
@@ -12,7 +12,7 @@ from service.patterns import Split
 from service.texts import Message
 
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]
-STEPS: tuple[Step, ...] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
+STEPS: Final[tuple[Step, ...]] = ("instant_win", "chi", "bonus", "scoop", "foul", "ace")
 
 
 @dataclass(unsafe_hash=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from service.hand_words import deciding_rank, said
 from service.hands import HAND_NAMES, POSITIONS, Position
@@ -16,7 +16,7 @@ from service.scoring.evaluation import EvaluatedRoom, Pair, pair_indices
 from service.scoring.results import InstantWin, LedgerLine, PlayerResult, Step
 from service.texts import KeyedName, Message, Named, phrasebook
 
-FOUL_REASONS: dict[str, Named] = {
+FOUL_REASONS: Final[dict[str, Named]] = {
     code: KeyedName(phrasebook("en")[key], key)
     for code, key in {
         "left": "foul_reason.left",
@@ -26,7 +26,9 @@ FOUL_REASONS: dict[str, Named] = {
     }.items()
 }
 """Each ``foul_reason`` code's words in an explanation: its English, and the key of its Vietnamese."""
-PATTERNS_NAMED: dict[str, Named] = {pattern: Named(en.lower(), vi) for pattern, (en, vi) in PATTERN_NAMES.items()}
+PATTERNS_NAMED: Final[dict[str, Named]] = {
+    pattern: Named(en.lower(), vi) for pattern, (en, vi) in PATTERN_NAMES.items()
+}
 
 
 @lru_cache(maxsize=256)
@@ -65,7 +67,7 @@ def _collision(a: InstantWin, b: InstantWin, ruleset: Ruleset) -> tuple[int, str
     return None if a.strength == b.strength else ((0 if a.strength > b.strength else 1), "")
 
 
-INSTANT_WIN_TEXTS = {
+INSTANT_WIN_TEXTS: Final = {
     ("ledger.instant_win", True): "ledger.instant_win",
     ("ledger.instant_win", False): "ledger.instant_win_played",
     ("ledger.instant_win_difference", True): "ledger.instant_win_difference",
@@ -209,11 +211,11 @@ class ScoopPayment:
         self.rule = rule
 
 
-SCOOP_BASES = {"total": "", "chi": ", scoop.basis", "fixed": ", scoop.fixed_units"}
+SCOOP_BASES: Final = {"total": "", "chi": ", scoop.basis", "fixed": ", scoop.fixed_units"}
 """Each scoop basis, and what a scoop line's rule adds to name it."""
 
 
-SCOOP_TEXTS = {
+SCOOP_TEXTS: Final = {
     ("total", False): "ledger.scoop_total_basis",
     ("chi", False): "ledger.scoop_chi_basis",
     ("fixed", False): "ledger.scoop_fixed_basis",
@@ -438,5 +440,5 @@ def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[Ledge
     return lines
 
 
-STAGES = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
+STAGES: Final = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
 """In the order of docs/rules.md; each stage's lines come after the previous stage's (§9.4 item 10)."""
