@@ -66,8 +66,8 @@ def _showdown(room: EvaluatedRoom, ledger: Ledger) -> list[PairShowdown]:
     for pair in room.pairs:
         a, b = room.players[pair.i], room.players[pair.j]
         chi = [
-            ChiOutcome(position, None if winner is None else room.players[winner].id, value)
-            for position, winner, value in zip(POSITIONS, pair.winners, pair.values, strict=False)
+            ChiOutcome(POSITIONS[k], None if winner is None else room.players[winner].id, pair.values[k])
+            for k, winner in enumerate(pair.winners)
         ]
         net = ledger.pair_units.get((pair.i, pair.j), 0)
         showdown.append(

@@ -119,11 +119,14 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     """§5: a ``chi`` line of 1 per chi won and, where the chi value v > 1, a ``bonus`` line of v − 1."""
     lines: list[LedgerLine] = []
     bonuses: list[LedgerLine] = []
-    names = position_names(room.ruleset)
+    ruleset = room.ruleset
+    names, wheel = position_names(ruleset), ruleset.wheel
+    bonus_text = "ledger.bonus_added" if ruleset.bonus_mode == "add" else "ledger.bonus"
     for pair in room.pairs:
-        for position, winner, value, key in zip(POSITIONS, pair.winners, pair.values, pair.bonus_keys, strict=False):
+        for k, winner in enumerate(pair.winners):
             if winner is None:
                 continue
+            position, value, key = POSITIONS[k], pair.values[k], pair.bonus_keys[k]
             loser = pair.j if winner == pair.i else pair.i
             win, lose = room.players[winner], room.players[loser]
             assert win.hands is not None
@@ -134,7 +137,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             if lost is None:
                 how = ("ledger.chi_foul", {"position": where, "loser": lose.id})
             else:
-                wheel, decided = room.ruleset.wheel, deciding_rank(won.strength, lost.strength)
+                decided = deciding_rank(won.strength, lost.strength)
                 how = (
                     "ledger.chi",
                     {
@@ -167,7 +170,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         value - 1,
                         _with_knobs(f"bonuses.{position}.{key}", pair),
                         (
-                            "ledger.bonus_added" if room.ruleset.bonus_mode == "add" else "ledger.bonus",
+                            bonus_text,
                             {"position": where, "hand": HAND_NAMES[key], "value": value, "bonus": value - 1},
                         ),
                         position,
