@@ -1,8 +1,9 @@
 """Latency tails under load: one `maubinh serve` with the defaults (2 workers, loopback), before and
-after the fair-turns hook (service/gunicorn_config.py's ``pre_request``), in one run.
+after the fair-turns and frozen-heap hooks (service/gunicorn_config.py's ``pre_request`` and
+``pre_fork``), in one run.
 
-"before" is the same server with that hook replaced by a no-op (a config file written here), so the
-two differ by that alone. Each round measures both, taking turns going first:
+"before" is the same server with those hooks replaced by no-ops (a config file written here), so the
+two differ by them alone. Each round measures both, taking turns going first:
 - POST /v1/score (one valid 4-player room), closed loop (wrk) at 4 and 16 connections: p50/p90/p99, errors;
 - GET /healthz, closed loop at 16 connections, and the score/healthz throughput ratio at 16;
 - POST /v1/score rate-limited (hey, 8 connections) at half the closed-loop rate at 16: p50/p99;
@@ -43,6 +44,10 @@ BEFORE_CONFIG = """from service.gunicorn_config import *  # noqa: F403
 
 
 def pre_request(worker, request):  # before: no fair turns
+    pass
+
+
+def pre_fork(server, worker):  # before: no frozen heap
     pass
 """
 

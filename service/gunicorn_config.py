@@ -8,6 +8,7 @@ sent its headers within ``keepalive`` seconds is dropped (README, "Slow clients"
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from typing import Any
@@ -52,6 +53,15 @@ def _fresh_metrics_dir() -> None:
 
 
 _fresh_metrics_dir()  # gunicorn reads this file before it preloads the app
+
+
+def pre_fork(server: Any, worker: Any) -> None:
+    """The preloaded app's objects (rulesets, hand tables, the advisor's fields) move to the garbage
+    collector's permanent generation before each fork. A worker's collections then walk only what it
+    made: a new worker's first full collection otherwise touched the whole inherited heap, copying
+    its pages, and held its connections for ~90 ms (healthz p99 after each max_requests recycle)."""
+    gc.collect()
+    gc.freeze()
 
 
 def pre_request(worker: Any, request: Any) -> None:
