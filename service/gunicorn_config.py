@@ -64,6 +64,12 @@ def pre_fork(server: Any, worker: Any) -> None:
     gc.freeze()
 
 
+def worker_exit(server: Any, worker: Any) -> None:
+    """Back to ordinary collection as a worker leaves, so its objects are finalized while the modules
+    they call on are still there (frozen, logging's handlers outlived gevent and printed tracebacks)."""
+    gc.unfreeze()
+
+
 def pre_request(worker: Any, request: Any) -> None:
     """Each request waits for its turn behind the connections that are already ready.
 
