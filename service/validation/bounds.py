@@ -43,19 +43,22 @@ BELOW: dict[tuple[str, ...], frozenset[str]] = {
 """For each place on the way to a bound, the steps below it that lead to one: the walk's map, made once."""
 
 
-def oversized(raw: Any, path: tuple[str, ...] = ()) -> Iterator[Fault]:
+def oversized(raw: Any, path: tuple[str, ...] = (), place: tuple[str, ...] = ()) -> Iterator[Fault]:
     """The places of ``raw`` past their bound; the walk goes only where BOUNDS has a place below, and
-    only into containers within their bound, so it costs no more than the bounds allow."""
-    place = tuple(EVERY if step.isdigit() else step for step in path)
+    only into containers within their bound, so it costs no more than the bounds allow. ``place`` is
+    ``path`` with each array index read as EVERY, carried down rather than made again at each node."""
     bound = BOUNDS.get(place)
     if bound and isinstance(raw, dict | list) and len(raw) > bound.most:
         message = Text(bound.text, most=bound.most, count=len(raw))
         yield Fault("".join(f"/{escape(step)}" for step in path), message, bound.code)
         return
-    below = BELOW.get(place, frozenset())
+    below = BELOW.get(place)
+    if not below:
+        return
     if isinstance(raw, dict):
         for key in sorted(below & raw.keys()):
-            yield from oversized(raw[key], (*path, key))
+            yield from oversized(raw[key], (*path, key), (*place, key))
     elif isinstance(raw, list) and EVERY in below:
+        every = (*place, EVERY)
         for index, item in enumerate(raw):
-            yield from oversized(item, (*path, str(index)))
+            yield from oversized(item, (*path, str(index)), every)
