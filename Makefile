@@ -95,6 +95,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/advisor.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/tails.py
+	$(BIN)/python bench/instructions.py
 	$(BIN)/python bench/hostile.py
 
 clean:
