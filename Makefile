@@ -49,16 +49,17 @@ wheels: $(WHEELHOUSE)/.stamp
 PODMAN := podman
 PODMAN_LIMITS := --ulimit nofile=20000:20000 --ulimit nproc=32768:32768
 IMAGE := localhost/maubinh:latest
+WHEELS = $(shell cat $(WHEELHOUSE)/*.whl | sha256sum | cut -c1-16)
 SPARK_IMAGE := localhost/maubinh-spark:latest
 
 base-image:
 	deploy/base-image.sh
 
 image: wheels base-image
-	$(PODMAN) build $(PODMAN_LIMITS) --format docker --file deploy/Dockerfile --tag $(IMAGE) .
+	$(PODMAN) build $(PODMAN_LIMITS) --format docker --build-arg WHEELS=$(WHEELS) --file deploy/Dockerfile --tag $(IMAGE) .
 
 spark-image: wheels base-image
-	$(PODMAN) build $(PODMAN_LIMITS) --format docker --file deploy/spark/Dockerfile --tag $(SPARK_IMAGE) .
+	$(PODMAN) build $(PODMAN_LIMITS) --format docker --build-arg WHEELS=$(WHEELS) --file deploy/spark/Dockerfile --tag $(SPARK_IMAGE) .
 
 # Redocly CLI, openapi-typescript, TypeScript and the Prometheus Operator's CRD validators (for the
 # monitoring component), pinned, from the npm registry into .tools/ (needs node and npm); in one

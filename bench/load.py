@@ -52,6 +52,19 @@ BATCH = 100
 """Rooms per batch request."""
 
 
+def require(*tools: str) -> None:
+    for tool in tools:
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} is needed: apt-get install {tool}")
+
+
+def room_body(work: Path) -> Path:
+    """The one valid four-player room the load benches post."""
+    body = work / "room.json"
+    body.write_text(json.dumps(four_player_rooms(1, seed=7, rulesets=("maubinh-chi-at",))[0]))
+    return body
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -125,12 +138,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=16)
     args = parser.parse_args()
-    for tool in ("wrk", "hey"):
-        if not shutil.which(tool):
-            raise SystemExit(f"{tool} is needed: apt-get install {tool}")
+    require("wrk", "hey")
     work = Path(tempfile.mkdtemp(prefix="maubinh-load-"))
-    body = work / "room.json"
-    body.write_text(json.dumps(four_player_rooms(1, seed=7, rulesets=("maubinh-chi-at",))[0]))
+    body = room_body(work)
     batch_body = work / "batch.json"
     batch_body.write_text(json.dumps({"rooms": four_player_rooms(BATCH, seed=7)}))
     score_lua, get_lua, batch_lua = work / "score.lua", work / "get.lua", work / "batch.lua"

@@ -28,8 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile import slow_clients
-from load import WRK_SCRIPT, free_port, wait_ready
-from rooms import four_player_rooms
+from load import WRK_SCRIPT, free_port, require, room_body, wait_ready
 
 WRK_REPORT = """
 done = function(summary, latency, requests)
@@ -119,12 +118,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=5)
     args = parser.parse_args()
-    for tool in ("wrk", "hey"):
-        if not shutil.which(tool):
-            raise SystemExit(f"{tool} is needed: apt-get install {tool}")
+    require("wrk", "hey")
     work = Path(tempfile.mkdtemp(prefix="maubinh-tails-"))
-    body = work / "room.json"
-    body.write_text(json.dumps(four_player_rooms(1, seed=7, rulesets=("maubinh-chi-at",))[0]))
+    body = room_body(work)
     score, health = work / "score.lua", work / "health.lua"
     score.write_text(WRK_SCRIPT.format(body=body) + WRK_REPORT)
     health.write_text(WRK_REPORT)

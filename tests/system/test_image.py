@@ -127,6 +127,27 @@ def test_a_read_only_operator_ruleset_loads(container: Container) -> None:
     assert status == 200 and json.loads(body)["ruleset"]["id"] == "go-module"
 
 
+class Loaded:
+    """8 keep-alive connections posting rooms back to back, in the background, for at most ``seconds``."""
+
+    def __init__(self, port: int, seconds: float) -> None:
+        self.outcomes: list[Outcome] = []
+        self.stop = threading.Event()
+        self._thread = threading.Thread(
+            target=lambda: self.outcomes.extend(load(port, ROOMS, threads=8, seconds=seconds, stop=self.stop))
+        )
+        self._thread.start()
+
+    def done(self) -> list[Outcome]:
+        """Every outcome, once the load has run its time (or was stopped)."""
+        self._thread.join()
+        return self.outcomes
+
+    def finish(self) -> list[Outcome]:
+        self.stop.set()
+        return self.done()
+
+
 def _kinds(outcomes: list[Outcome]) -> Counter[str]:
     return Counter(str(o.status) if o.status else str(o.error) for o in outcomes)
 
@@ -140,22 +161,15 @@ def test_sigterm_under_load_answers_every_accepted_request_and_exits_in_time() -
     resets it. A worker never read such a request, so the client can resend it, as after a refusal.
     Kubernetes' preStop pause sends no new connections by then (deploy/k8s/base)."""
     running = Container()
-    stop = threading.Event()
-    outcomes: list[Outcome] = []
-    runner = threading.Thread(
-        target=lambda: outcomes.extend(load(running.port, ROOMS, threads=8, seconds=30, stop=stop))
-    )
+    loaded = Loaded(running.port, 30)
     try:
-        runner.start()
         time.sleep(3)
         signalled = time.monotonic()
         _podman("kill", "--signal", "TERM", running.name)
         exit_code = int(_podman("wait", running.name, timeout=GRACE_SECONDS + 10).stdout.strip())
         exited = time.monotonic() - signalled
-        stop.set()
-        runner.join()
     finally:
-        stop.set()
+        outcomes = loaded.finish()
         running.remove()
     accepted = [o for o in outcomes if o.sent < signalled or not o.fresh]
     queued = [o for o in outcomes if o.sent >= signalled and o.fresh]
@@ -176,13 +190,8 @@ def test_sigterm_under_load_answers_every_accepted_request_and_exits_in_time() -
 
 def test_a_worker_killed_under_load_loses_only_its_requests() -> None:
     running = Container()
-    stop = threading.Event()
-    outcomes: list[Outcome] = []
-    runner = threading.Thread(
-        target=lambda: outcomes.extend(load(running.port, ROOMS, threads=8, seconds=10, stop=stop))
-    )
+    loaded = Loaded(running.port, 10)
     try:
-        runner.start()
         time.sleep(2)
         victim = running.workers()[0]
         running.exec("sh", "-c", f"kill -KILL {victim}")
@@ -194,10 +203,10 @@ def test_a_worker_killed_under_load_loses_only_its_requests() -> None:
                 replaced_after = time.monotonic() - killed
                 break
             time.sleep(0.05)
-        runner.join()
+        outcomes = loaded.done()
         ready = call(running.base, "/readyz")[0]
     finally:
-        stop.set()
+        loaded.finish()
         running.remove()
     failed = [o for o in outcomes if o.status != 200]
     first_answer = min((o.finished - killed for o in outcomes if o.status == 200 and o.sent > killed), default=None)
