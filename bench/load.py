@@ -42,8 +42,9 @@ WRK_REPORT = """
 done = function(summary, latency, requests)
   local errors = summary.errors.connect + summary.errors.read + summary.errors.write
                + summary.errors.status + summary.errors.timeout
-  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"errors\\": %d, \\"p50_ms\\": %f, \\"p99_ms\\": %f}\\n",
-    summary.requests, summary.duration / 1e6, errors, latency:percentile(50) / 1000, latency:percentile(99) / 1000))
+  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"errors\\": %d, \\"p50_ms\\": %f, \\"p90_ms\\": %f, \\"p99_ms\\": %f}\\n",
+    summary.requests, summary.duration / 1e6, errors, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000))
 end
 """
 
@@ -97,8 +98,8 @@ def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, flo
     return figures
 
 
-def hey_fixed_rate(url: str, body: Path, rate: float, seconds: int) -> dict[str, float]:
-    workers = 4  # each hey worker is closed-loop and its ticker starts with the others: 4 arrive at once
+def hey_fixed_rate(url: str, body: Path, rate: float, seconds: int, workers: int = 4) -> dict[str, float]:
+    """``workers`` hey workers, each closed-loop, its ticker started with the others' (so they arrive together)."""
     per_worker = max(1, round(rate / workers))
     total = int(per_worker * workers * seconds)
     out = subprocess.run(

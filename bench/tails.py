@@ -15,9 +15,7 @@ Run: .venv/bin/python bench/tails.py [--rounds 3] [--seconds 5]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import shutil
 import signal
 import statistics
@@ -28,17 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hostile import slow_clients
-from load import WRK_SCRIPT, free_port, require, room_body, wait_ready
+from load import WRK_REPORT, WRK_SCRIPT, free_port, hey_fixed_rate, require, room_body, wait_ready, wrk
 
-WRK_REPORT = """
-done = function(summary, latency, requests)
-  local errors = summary.errors.connect + summary.errors.read + summary.errors.write
-               + summary.errors.status + summary.errors.timeout
-  io.write(string.format("JSON {\\"requests\\": %d, \\"seconds\\": %f, \\"errors\\": %d, \\"p50_ms\\": %f, \\"p90_ms\\": %f, \\"p99_ms\\": %f}\\n",
-    summary.requests, summary.duration / 1e6, errors, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-    latency:percentile(99) / 1000))
-end
-"""
 BEFORE_CONFIG = """from service.gunicorn_config import *  # noqa: F403
 
 
@@ -49,37 +38,6 @@ def pre_request(worker, request):  # before: no fair turns
 def pre_fork(server, worker):  # before: no frozen heap
     pass
 """
-
-
-def wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
-    out = subprocess.run(
-        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(script), url],
-        capture_output=True, text=True, timeout=seconds + 30, check=True,
-    ).stdout  # fmt: skip
-    figures: dict[str, float] = json.loads(next(line[5:] for line in out.splitlines() if line.startswith("JSON ")))
-    figures["rps"] = figures["requests"] / figures["seconds"]
-    return figures
-
-
-def hey(url: str, body: Path, rate: float, seconds: int, connections: int = 8) -> dict[str, float]:
-    per_connection = max(1, round(rate / connections))
-    total = per_connection * connections * seconds
-    out = subprocess.run(
-        ["hey", "-n", str(total), "-c", str(connections), "-q", str(per_connection), "-m", "POST",
-         "-T", "application/json", "-D", str(body), "-t", "10", url],
-        capture_output=True, text=True, timeout=seconds * 3 + 30, check=True,
-    ).stdout  # fmt: skip
-
-    def percentile(p: int) -> float:
-        return float(re.search(rf"{p}%+ in ([\d.]+) secs", out).group(1)) * 1000  # type: ignore[union-attr]
-
-    ok = sum(int(n) for n in re.findall(r"\[200\]\s+(\d+) responses", out))
-    return {
-        "rps": per_connection * connections,
-        "p50_ms": percentile(50),
-        "p99_ms": percentile(99),
-        "errors": total - ok,
-    }
 
 
 class Server:
@@ -108,7 +66,7 @@ def measure(server: Server, score: Path, health: Path, body: Path, seconds: int)
     at4 = wrk(server.base + "/v1/score", score, seconds, 4)
     at16 = wrk(server.base + "/v1/score", score, seconds, 16)
     healthz = wrk(server.base + "/healthz", health, seconds, 16)
-    half = hey(server.base + "/v1/score", body, at16["rps"] / 2, seconds)
+    half = hey_fixed_rate(server.base + "/v1/score", body, at16["rps"] / 2, seconds, workers=8)
     probes = slow_clients(server.port, 50, 6)
     return {"at4": at4, "at16": at16, "healthz": healthz, "half": half, "slow": {"late": probes.late}}
 

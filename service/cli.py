@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from service import extras, jsonl, spreadsheet
+from service import jsonl, spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
-from service.extras import missing
+from service.extras import AUDIT, missing
 from service.rulesets.catalogue import (
     RULESETS_DIR_ENV,
     Catalogue,
@@ -101,7 +101,7 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
 def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path: str | None) -> int:
     """--jsonl with the tables: Parquet files in a directory, an audit report, or both."""
     for wanted, needs in ((parquet, "Parquet tables need"), (report_path, "The audit report needs")):
-        absent = missing(needs, extras.AUDIT) if wanted else None
+        absent = missing(needs, AUDIT) if wanted else None
         if absent:
             print(f"maubinh {name}: {absent}", file=sys.stderr)
             return EXIT_USAGE

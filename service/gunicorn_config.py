@@ -70,6 +70,10 @@ def worker_exit(server: Any, worker: Any) -> None:
     gc.unfreeze()
 
 
+TURN_SECONDS = 1e-6
+"""How long a request's turn waits: any timer resumes it after the loop has polled (pre_request)."""
+
+
 def pre_request(worker: Any, request: Any) -> None:
     """Each request waits for its turn behind the connections that are already ready.
 
@@ -84,9 +88,6 @@ def pre_request(worker: Any, request: Any) -> None:
     import gevent
 
     gevent.sleep(TURN_SECONDS)
-
-
-TURN_SECONDS = 1e-6
 
 
 def child_exit(server: Any, worker: Any) -> None:
