@@ -64,9 +64,30 @@ def pre_fork(server: Any, worker: Any) -> None:
     gc.freeze()
 
 
+def when_ready(server: Any) -> None:
+    """The master's own per-process gauges (made as the app was preloaded) are no worker's: gone."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+
+
+def post_worker_init(worker: Any) -> None:
+    """A worker counts its own start."""
+    from service.api import metrics
+
+    metrics.worker_started()
+
+
 def worker_exit(server: Any, worker: Any) -> None:
     """Back to ordinary collection as a worker leaves, so its objects are finalized while the modules
-    they call on are still there (frozen, logging's handlers outlived gevent and printed tracebacks)."""
+    they call on are still there (frozen, logging's handlers outlived gevent and printed tracebacks).
+    A worker that stops by itself says why; one killed or aborted (a timeout) cannot, and the metrics
+    count it as a start without a stop."""
+    from service.api import metrics
+
+    if not worker.alive:
+        metrics.worker_stopped("recycled" if worker.nr >= worker.max_requests else "stopped")
     gc.unfreeze()
 
 

@@ -20,7 +20,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config.update(SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=catalogue(settings))
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    logs.register(app, settings.log_level, settings.log_requests)
+    logs.register(app, settings.log_level, settings.log_requests, metrics.log_fields)
     metrics.register(app)
     auth.register(app, settings.api_keys)
     errors.register(app)

@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 
 from service.api.language import language
 from service.api.logs import logger
+from service.api.metrics import refusal_codes
 from service.api.views import TooManyValues
 from service.contract import RoomRejected
 from service.documents import problem_for
@@ -32,6 +33,8 @@ TITLES = {
 
 def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
     body.setdefault("request_id", g.get("request_id"))
+    if status < 500:
+        g.refusal_codes = refusal_codes(body)
     response = Response(dumps(body, language()), status=status, content_type=PROBLEM)
     for name, value in (headers or {}).items():
         response.headers[name] = value

@@ -8,6 +8,8 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 from flask import Flask, Response, g, request
 
@@ -58,9 +60,10 @@ def request_id(offered: str | None) -> str:
     return uuid.uuid4().hex
 
 
-def register(app: Flask, level: str, log_requests: bool) -> None:
+def register(app: Flask, level: str, log_requests: bool, more_fields: Callable[[], dict[str, Any]]) -> None:
     """Every request gets an id and a start time (read by the metrics too), every answer its
-    ``X-Request-ID``, and, when ``log_requests``, one JSON line."""
+    ``X-Request-ID``, and, when ``log_requests``, one JSON line, with ``more_fields()`` (what the
+    metrics counted of its rooms, the trace it belongs to)."""
     log = logger(level)
 
     @app.before_request
@@ -80,6 +83,7 @@ def register(app: Flask, level: str, log_requests: bool) -> None:
                 "status": response.status_code,
                 "duration_ms": round(elapsed() * 1000, 3),
                 "bytes": response.calculate_content_length(),
+                **more_fields(),
             }
             log.info("request", extra={"fields": fields})
         return response

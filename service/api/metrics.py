@@ -10,6 +10,8 @@ from __future__ import annotations
 import collections
 import os
 import platform
+import resource
+import time
 from collections.abc import Iterable
 from importlib import metadata
 from typing import Any, NamedTuple
@@ -26,7 +28,10 @@ from prometheus_client import (
 )
 
 from service.api import logs
-from service.rulesets.catalogue import CUSTOM_SUFFIX
+from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # before the metrics below: those without labels write at once
+    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Method labels: any other method a caller invents counts as ``other``."""
@@ -37,11 +42,41 @@ LATENCY = Histogram(
     ["route", "method", "status"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
+IN_FLIGHT = Gauge("maubinh_http_requests_in_flight", "HTTP requests being answered", multiprocess_mode="livesum")
 ROOMS = Counter("maubinh_rooms_scored_total", "Rooms scored", ["ruleset", "players"])
 FOULS = Counter("maubinh_fouls_total", "Fouled players in scored rooms", ["ruleset"])
 INSTANT_WINS = Counter("maubinh_instant_wins_total", "Instant wins in scored rooms", ["ruleset", "pattern"])
 REJECTED = Counter(
     "maubinh_rejected_total", "Requests rejected with 422, and rooms of a batch refused, by endpoint", ["route"]
+)
+REFUSALS = Counter(
+    "maubinh_refusals_total",
+    "Refused requests (4xx) and refused rooms of a batch, by route and code: each distinct fault code of "
+    "a 422 once, else the problem's own (bad_json, too_large, timeout, ...)",
+    ["route", "code"],
+)
+BATCH_ROOMS = Histogram(
+    "maubinh_batch_rooms", "Rooms per answered batch", buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+)
+VERIFICATIONS = Counter(
+    "maubinh_verifications_total", "Claims verified, by ruleset and outcome", ["ruleset", "outcome"]
+)
+DISAGREEMENTS = Counter(
+    "maubinh_verify_disagreements_total",
+    "Steps in which a verified claim disagreed (each step once a claim; amounts: a claim without ledger lines)",
+    ["ruleset", "step"],
+)
+RULESETS = Gauge("maubinh_rulesets_loaded", "Rulesets served, by kind", ["kind"], multiprocess_mode="max")
+WORKER_STARTS = Counter("maubinh_worker_starts_total", "Workers started (at boot, after a recycle, after a crash)")
+WORKER_STOPS = Counter(
+    "maubinh_worker_stops_total",
+    "Workers that stopped by themselves, by reason: recycled (max_requests) or stopped (shutdown); a worker "
+    "killed (out of memory) or aborted (timeout) is a start without a stop",
+    ["reason"],
+)
+WORKER_CPU = Gauge("maubinh_worker_cpu_seconds", "CPU time a live worker has used, by pid", multiprocess_mode="liveall")
+WORKER_MEMORY = Gauge(
+    "maubinh_worker_resident_memory_bytes", "Resident memory of a live worker, by pid", multiprocess_mode="liveall"
 )
 BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version", "python"], multiprocess_mode="max")
 
@@ -54,10 +89,7 @@ def version() -> str:
 
 
 def start() -> None:
-    """Ready the metrics for this process: the multiprocess directory must exist before any write."""
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory:
-        os.makedirs(directory, exist_ok=True)
+    """Say which version runs."""
     BUILD.labels(version=version(), python=platform.python_version()).set(1)
 
 
@@ -71,8 +103,22 @@ def exposition() -> tuple[bytes, str]:
 
 
 def register(app: Flask) -> None:
-    """Count and time every answer by route, and every scored room by ruleset and size."""
+    """Count and time every answer by route, every scored room by ruleset and size, every refusal by
+    code, every verified claim by outcome; note the rulesets served and each worker's CPU and memory."""
     start()
+    builtin = builtin_catalogue().latest
+    RULESETS.labels("builtin").set(len(builtin))
+    RULESETS.labels("operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
+
+    @app.before_request
+    def arrive() -> None:
+        IN_FLIGHT.inc()
+        g.in_flight = True
+
+    @app.teardown_request
+    def leave(error: BaseException | None) -> None:
+        if g.pop("in_flight", False):
+            IN_FLIGHT.dec()
 
     @app.after_request
     def observe(response: Response) -> Response:
@@ -84,12 +130,36 @@ def register(app: Flask) -> None:
         outcome = g.get("outcome")
         batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:
-            count_rooms([outcome_of(outcome)], route)
+            batch = [outcome_of(outcome)]
+            count_rooms(batch, route)
         elif route == "/v1/score/batch" and batch is not None:
             count_rooms(batch, route)
-        elif response.status_code == 422:
-            REJECTED.labels(route).inc()
+            BATCH_ROOMS.observe(len(batch))
+        elif route == "/v1/verify" and outcome is not None:
+            batch = [count_verification(outcome)]
+        refused = g.get("refusal_codes")
+        if refused is not None:
+            count_refusal(refused, route)
+            if response.status_code == 422:
+                REJECTED.labels(route).inc()
+        g.rooms_counted = batch
+        sample_worker()
         return response
+
+
+def log_fields() -> dict[str, Any]:
+    """What the request's log line says of its rooms (as ``observe`` counted them): the rulesets, how
+    many rooms, and the fault codes of a refusal or of a batch's refused rooms."""
+    rooms: list[RoomOutcome | RoomRefused] | None = g.get("rooms_counted")
+    codes = list(g.get("refusal_codes") or ())
+    fields: dict[str, Any] = {}
+    if rooms is not None:
+        fields["rulesets"] = sorted({r.ruleset for r in rooms if isinstance(r, RoomOutcome)})
+        fields["rooms"] = len(rooms)
+        codes += [code for r in rooms if isinstance(r, RoomRefused) for code in r.codes]
+    if codes:
+        fields["codes"] = sorted(set(codes))
+    return fields
 
 
 class RoomOutcome(NamedTuple):
@@ -101,6 +171,12 @@ class RoomOutcome(NamedTuple):
     instant_wins: tuple[str, ...]
 
 
+class RoomRefused(NamedTuple):
+    """A refused room of a batch: its faults' codes."""
+
+    codes: tuple[str, ...]
+
+
 def ruleset_label(block: dict[str, Any]) -> str:
     """The ruleset a room counts under: its id when the service knows it (built-in or operator),
     else the variant's base with ``~custom``, so that callers cannot mint label values."""
@@ -109,10 +185,18 @@ def ruleset_label(block: dict[str, Any]) -> str:
     return f"{block['base']['id']}{CUSTOM_SUFFIX}"
 
 
-def outcome_of(result: dict[str, Any]) -> RoomOutcome | None:
-    """A scored room's outcome; None for a room's problem document (a refused room of a batch)."""
+def refusal_codes(problem: dict[str, Any]) -> tuple[str, ...]:
+    """A problem document's codes, each once: its faults' (a 422), else the problem's own, from its
+    type (``…/problems/bad-json`` → ``bad_json``). Both come from the service's own texts: bounded."""
+    if "errors" in problem:
+        return tuple(dict.fromkeys(fault["code"] for fault in problem["errors"]))
+    return (str(problem.get("type", "")).rsplit("/", 1)[-1].replace("-", "_") or "other",)
+
+
+def outcome_of(result: dict[str, Any]) -> RoomOutcome | RoomRefused:
+    """A scored room's outcome, or a refused room's codes (its problem document, in a batch)."""
     if "ledger" not in result:
-        return None
+        return RoomRefused(refusal_codes(result))
     players = result["players"]
     return RoomOutcome(
         ruleset_label(result["ruleset"]),
@@ -122,23 +206,25 @@ def outcome_of(result: dict[str, Any]) -> RoomOutcome | None:
     )
 
 
-def noted(result: dict[str, Any], outcomes: list[RoomOutcome | None]) -> dict[str, Any]:
+def noted(result: dict[str, Any], outcomes: list[RoomOutcome | RoomRefused]) -> dict[str, Any]:
     """``result``, its outcome noted on the way: a batch's rooms are counted after the answer is
     encoded, and only their outcomes are kept until then."""
     outcomes.append(outcome_of(result))
     return result
 
 
-def count_rooms(outcomes: Iterable[RoomOutcome | None], route: str) -> None:
-    """Rooms scored by ruleset and size, their fouls and instant wins, and the rooms refused: one
-    increment per label set, however many rooms a batch held."""
+def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> None:
+    """Rooms scored by ruleset and size, their fouls and instant wins, and the rooms refused by code:
+    one increment per label set, however many rooms a batch held."""
     rooms: collections.Counter[tuple[str, str]] = collections.Counter()
     fouls: collections.Counter[str] = collections.Counter()
     instant_wins: collections.Counter[tuple[str, str]] = collections.Counter()
+    codes: collections.Counter[str] = collections.Counter()
     refused = 0
     for outcome in outcomes:
-        if outcome is None:
+        if isinstance(outcome, RoomRefused):
             refused += 1
+            codes.update(outcome.codes)
             continue
         rooms[outcome.ruleset, str(outcome.players)] += 1
         fouls[outcome.ruleset] += outcome.fouls
@@ -152,3 +238,63 @@ def count_rooms(outcomes: Iterable[RoomOutcome | None], route: str) -> None:
         INSTANT_WINS.labels(*labels).inc(count)
     if refused:
         REJECTED.labels(route).inc(refused)
+    for code, count in codes.items():
+        REFUSALS.labels(route, code).inc(count)
+
+
+def count_refusal(codes: tuple[str, ...], route: str) -> None:
+    """A refused request, once for each of its codes."""
+    for code in codes:
+        REFUSALS.labels(route, code).inc()
+
+
+AMOUNTS_ONLY = "amounts"
+"""The step label of a disagreeing claim without ledger lines: only its amounts can differ."""
+
+
+def count_verification(answer: dict[str, Any]) -> RoomOutcome:
+    """A verified claim by outcome; a disagreeing one once for each step it disagrees in. The room
+    itself is the verify's, not counted as scored."""
+    room = outcome_of(answer["result"])
+    assert isinstance(room, RoomOutcome)
+    VERIFICATIONS.labels(room.ruleset, "agree" if answer["agrees"] else "disagree").inc()
+    if not answer["agrees"]:
+        ledger = answer["ledger"] or {}
+        steps = {line["step"] or "unstated" for lines in ledger.values() for line in lines} or {AMOUNTS_ONLY}
+        for step in steps:
+            DISAGREEMENTS.labels(room.ruleset, step).inc()
+    return room
+
+
+SAMPLE_SECONDS = 1.0
+"""How often a worker notes its CPU time and memory: at most once a second, after an answer."""
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+_sampled = [0.0]
+
+
+def sample_worker() -> None:
+    """This worker's CPU seconds and resident memory, at most every SAMPLE_SECONDS: prometheus-client's
+    process collector cannot see the workers in multiprocess mode."""
+    now = time.monotonic()
+    if now - _sampled[0] < SAMPLE_SECONDS:
+        return
+    _sampled[0] = now
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    WORKER_CPU.set(usage.ru_utime + usage.ru_stime)
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            WORKER_MEMORY.set(int(statm.read().split()[1]) * PAGE_BYTES)
+    except OSError:  # no /proc: the peak instead
+        WORKER_MEMORY.set(usage.ru_maxrss * 1024)
+
+
+def worker_started() -> None:
+    """One more worker (gunicorn's post_worker_init)."""
+    WORKER_STARTS.inc()
+    _sampled[0] = 0.0
+    sample_worker()
+
+
+def worker_stopped(reason: str) -> None:
+    """A worker leaving by itself (gunicorn's worker_exit): ``recycled`` or ``stopped``."""
+    WORKER_STOPS.labels(reason).inc()

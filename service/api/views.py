@@ -126,7 +126,7 @@ def score_batch() -> Response:
     request.max_content_length = settings.max_batch_bytes
     body = _json_body(values=settings.max_batch_rooms * VALUES_PER_ROOM)
     results = score_batch_results(body, _catalogue(), settings.max_batch_rooms, language())
-    outcomes: list[metrics.RoomOutcome | None] = []
+    outcomes: list[metrics.RoomOutcome | metrics.RoomRefused] = []
     g.batch_outcomes = outcomes
     body = dumps_results((metrics.noted(result, outcomes) for result in _taking_turns(results)), language())
     return Response(body, status=200, content_type="application/json")

@@ -136,11 +136,22 @@ def test_one_json_log_line_per_request(capsys) -> None:  # type: ignore[no-untyp
     logging.getLogger("maubinh").handlers.clear()  # bind the handler to the captured stderr
     logged = create_app({"log_requests": True}).test_client()
     logged.post("/v1/score", json=E1, headers={"X-Request-ID": "r-1"})
+    refused = {**E1, "players": [E1["players"][0], {**E1["players"][1], "back": E1["players"][0]["back"]}]}
+    logged.post("/v1/score/batch", json={"rooms": [E1, refused]}, headers={"X-Request-ID": "r-2"})
+    logged.post("/v1/score", json={**E1, "ruleset": "nope"}, headers={"X-Request-ID": "r-3"})
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
     request_lines = [line for line in lines if line["msg"] == "request"]
-    assert len(request_lines) == 1
-    line = request_lines[0]
+    assert len(request_lines) == 3
+    line, batch, unknown = request_lines
     assert (line["request_id"], line["route"], line["status"], line["method"]) == ("r-1", "/v1/score", 200, "POST")
+    assert (line["rulesets"], line["rooms"], line["duration_ms"] > 0, "codes" in line) == (
+        ["maubinh-2020"],
+        1,
+        True,
+        False,
+    )
+    assert (batch["rulesets"], batch["rooms"], batch["codes"]) == (["maubinh-2020"], 2, ["duplicate_card"])
+    assert (unknown["status"], unknown["codes"], "rooms" in unknown) == (422, ["unknown_ruleset"], False)
     assert "P" not in json.dumps({k: v for k, v in line.items() if k not in ("ts", "msg", "logger", "level")}).split(
         '"'
     )

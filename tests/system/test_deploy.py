@@ -15,6 +15,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from prometheus_client.metrics import MetricWrapperBase
 
 from service.api import metrics
 
@@ -249,19 +250,88 @@ def test_hpa_pdb_and_service_monitor(tmp_path: Path) -> None:
 
 EXPOSED = {
     m._name + suffix
-    for m in (metrics.REQUESTS, metrics.LATENCY, metrics.ROOMS, metrics.FOULS, metrics.INSTANT_WINS, metrics.REJECTED)
+    for m in vars(metrics).values()
+    if isinstance(m, MetricWrapperBase)
     for suffix in ("_total", "_bucket", "_count", "_sum", "")
 }
+RUNBOOK = ROOT / "docs" / "runbook.md"
+RUNBOOK_URL = "https://github.com/maubinh/maubinh/blob/main/docs/runbook.md#"
 
 
-def test_alert_rules_parse_and_name_real_metrics() -> None:
-    rules = load(DEPLOY / "prometheus" / "alerts.yaml")["groups"][0]["rules"]
-    assert {r["alert"] for r in rules} >= {"MaubinhErrorRatioHigh", "MaubinhScoreLatencyHigh", "MaubinhNoScrapes"}
-    for rule in rules:
-        expr = rule["expr"]
-        assert expr.count("(") == expr.count(")") and expr.count("{") == expr.count("}")
+def _rules() -> list[dict[str, Any]]:
+    return [rule for group in load(DEPLOY / "prometheus" / "alerts.yaml")["groups"] for rule in group["rules"]]
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a Markdown heading."""
+    return re.sub(r"[^a-z0-9_ -]", "", heading.lower()).replace(" ", "-")
+
+
+def test_alert_rules_name_real_metrics_and_link_their_runbook_section() -> None:
+    """Every alert pages or opens a ticket and links its runbook section, which exists; the live
+    check of the names is tests/system/test_monitoring.py's."""
+    anchors = {_anchor(h) for h in re.findall(r"^## (.+)$", RUNBOOK.read_text(), re.M)}
+    alerts = [r for r in _rules() if "alert" in r]
+    assert {r["alert"] for r in alerts} >= {
+        "MaubinhErrorBudgetBurn", "MaubinhErrorBudgetBurnSlow", "MaubinhRefusalsJumped", "MaubinhWorkersRestarting",
+        "MaubinhTargetDown", "MaubinhNoScrapes",
+    }  # fmt: skip
+    for rule in alerts:
         assert re.fullmatch(r"\d+[smh]", rule["for"])
         assert rule["labels"]["severity"] in {"page", "ticket"}
-        assert {"summary", "description", "runbook"} <= set(rule["annotations"])
-        for name in re.findall(r"\b(maubinh_[a-z_]+)", expr):
-            assert name in EXPOSED, f"{rule['alert']} uses {name}, which the service does not export"
+        assert {"summary", "description", "runbook_url"} <= set(rule["annotations"])
+        url = rule["annotations"]["runbook_url"]
+        assert url.startswith(RUNBOOK_URL) and url.removeprefix(RUNBOOK_URL) in anchors, url
+    for rule in _rules():
+        for name in re.findall(r"\b(maubinh_[a-z_]+)", rule["expr"]):
+            assert name in EXPOSED, f"{rule.get('alert') or rule['record']} uses {name}, which is not exported"
+
+
+def test_the_slo_rules_are_the_slos() -> None:
+    """Each SLO's recorded error ratio, at every window the alerts read, is slos.yaml's error query over
+    its total query; its budget is 1 − the objective."""
+    slos = load(DEPLOY / "prometheus" / "slos.yaml")["slos"]
+    recorded = {(r["record"], r["labels"]["slo"]): " ".join(r["expr"].split()) for r in _rules() if "record" in r}
+    for slo in slos:
+        events = slo["sli"]["events"]
+        for window in ("5m", "30m", "1h", "2h", "6h", "1d", "3d"):
+            error, total = (
+                " ".join(events[q].split()).replace("{{.window}}", window) for q in ("error_query", "total_query")
+            )
+            assert recorded[f"maubinh:slo_errors:ratio_rate{window}", slo["name"]] == f"({error}) / ({total})"
+        budget = recorded["maubinh:slo_error_budget:ratio", slo["name"]]
+        assert float(budget.removeprefix("vector(").removesuffix(")")) == pytest.approx(1 - slo["objective"] / 100)
+
+
+def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("promtool") is None:
+        pytest.fail("promtool is needed to check the alert rules (Debian: apt install prometheus)")
+    return subprocess.run(["promtool", *args], capture_output=True, text=True, check=False, cwd=DEPLOY / "prometheus")
+
+
+def test_promtool_checks_the_rules_and_their_tests_pass() -> None:
+    """deploy/prometheus/alerts_test.yaml: a series that fires each alert, and one that does not."""
+    checked = _promtool("check", "rules", "alerts.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = _promtool("test", "rules", "alerts_test.yaml")
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    tested_alerts = set(re.findall(r"alertname: (\w+)", (DEPLOY / "prometheus" / "alerts_test.yaml").read_text()))
+    assert tested_alerts == {r["alert"] for r in _rules() if "alert" in r}
+
+
+def test_the_dashboard_is_its_script_s_output_and_imports_as_it_stands() -> None:
+    """One datasource variable, no datasource uid written in, every panel on the grid with a query."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from grafana_dashboard import text
+
+    path = DEPLOY / "grafana" / "maubinh.json"
+    assert path.read_text("utf-8") == text(), "run scripts/grafana_dashboard.py"
+    board = json.loads(path.read_text("utf-8"))
+    [variable] = board["templating"]["list"]
+    assert variable["type"] == "datasource" and variable["query"] == "prometheus"
+    assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
+    for each in (p for p in board["panels"] if p["type"] != "row"):
+        assert each["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert each["targets"] and all(t["datasource"] == each["datasource"] and t["expr"] for t in each["targets"])
+        grid = each["gridPos"]
+        assert grid["x"] + grid["w"] <= 24 and grid["h"] > 0
