@@ -39,7 +39,7 @@ run: $(SERVE_STAMP)
 WHEELHOUSE := build/wheelhouse
 $(WHEELHOUSE)/.stamp: pyproject.toml setup.py $(shell find service -type f -not -name '*.so' -not -path '*/__pycache__/*')
 	rm -rf $(WHEELHOUSE)
-	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) '.[spark]'
+	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) '.[spark,otel]'
 	touch $@
 
 wheels: $(WHEELHOUSE)/.stamp

@@ -11,6 +11,7 @@ Run: .venv/bin/python bench/instructions.py        (about 3 minutes)
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -48,10 +49,11 @@ for line in open(sys.argv[2], "rb"):
 """
 
 
-def instructions(command: list[str]) -> int:
+def instructions(command: list[str], env: dict[str, str] | None = None) -> int:
+    """Instructions the command runs, start to exit; ``env`` adds to this process's environment."""
     done = subprocess.run(
         ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *command],
-        capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(),
+        capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(), env={**os.environ, **(env or {})},
     )  # fmt: skip
     return int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
 

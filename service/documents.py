@@ -22,6 +22,7 @@ from service.serialize import (
     result_json,
     ruleset_block,
 )
+from service.stages import stage
 from service.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
@@ -44,13 +45,16 @@ def _check_amounts(result: Result) -> None:
 
 def _settle(room: Room, language: Language) -> tuple[Result, dict[str, Any]]:
     """Score a room and check its amounts: the answer of /v1/score, and the heart of /v1/verify's."""
-    result = score(room)
-    _check_amounts(result)
-    return result, result_json(result, language)
+    with stage("settle"):
+        result = score(room)
+        _check_amounts(result)
+        return result, result_json(result, language)
 
 
 def score_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
-    return _settle(load_room(raw, catalogue), language)[1]
+    with stage("validate"):
+        room = load_room(raw, catalogue)
+    return _settle(room, language)[1]
 
 
 def score_batch_results(
@@ -63,18 +67,21 @@ def score_batch_results(
     rooms = load_batch(raw, max_rooms)
 
     def results() -> Iterator[dict[str, Any]]:
-        for room in rooms:
-            try:
-                yield score_document(room, catalogue, language)
-            except RoomRejected as rejected:
-                yield rejected_json(rejected.faults)
+        for index, room in enumerate(rooms):
+            with stage("room", index=index):  # closed before the yield: a stage never spans a caller's code
+                try:
+                    result = score_document(room, catalogue, language)
+                except RoomRejected as rejected:
+                    result = rejected_json(rejected.faults)
+            yield result
 
     return results()
 
 
 def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
-    room, claim = load_verification(raw, catalogue)
+    with stage("validate"):
+        room, claim = load_verification(raw, catalogue)
     result, body = _settle(room, language)
     return {**compare(result, claim, room.stake), "result": body}
 

@@ -1,8 +1,9 @@
 """What each optional feature needs installed: a missing extra is named in one line, before any work.
 
 The wheel's runtime serves and scores; the Parquet tables and the audit report need the ``audit``
-extra, the Spark job the ``spark`` extra (pyproject.toml). A feature asks :func:`missing` up front, so
-that a plain install says which extra to add instead of failing in a worker with a traceback.
+extra, the Spark job the ``spark`` extra, traces the ``otel`` extra (pyproject.toml). A feature asks
+:func:`missing` up front, so that a plain install says which extra to add instead of failing in a
+worker with a traceback.
 """
 
 from __future__ import annotations
@@ -18,12 +19,20 @@ class Extra(NamedTuple):
 
 AUDIT = Extra("audit", ("pyarrow", "matplotlib"))
 SPARK = Extra("spark", ("pyspark", "pyarrow", "pandas"))
+OTEL = Extra("otel", ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"))
 
 
 def missing(needs: str, extra: Extra) -> str | None:
     """The one line that names the extra, or None when all its modules import; ``needs`` is the
     feature with its verb ("Parquet tables need")."""
-    absent = [module for module in extra.modules if find_spec(module) is None]
+    absent = [module for module in extra.modules if not _importable(module)]
     if not absent:
         return None
     return f"{needs} the {extra.name} extra: pip install 'maubinh[{extra.name}]' (missing: {', '.join(absent)})"
+
+
+def _importable(module: str) -> bool:
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False

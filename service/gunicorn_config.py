@@ -84,10 +84,11 @@ def worker_exit(server: Any, worker: Any) -> None:
     they call on are still there (frozen, logging's handlers outlived gevent and printed tracebacks).
     A worker that stops by itself says why; one killed or aborted (a timeout) cannot, and the metrics
     count it as a start without a stop."""
-    from service.api import metrics
+    from service.api import metrics, tracing
 
     if not worker.alive:
         metrics.worker_stopped("recycled" if worker.nr >= worker.max_requests else "stopped")
+    tracing.shutdown()
     gc.unfreeze()
 
 

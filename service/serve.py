@@ -14,6 +14,8 @@ def serve(host: str | None, port: int | None) -> int:
     ruleset folder is checked first: a bad file stops the start here, with the file, pointer and fault."""
     from service.api import catalogue
     from service.api.config import PLACEHOLDER_API_KEY, Settings
+    from service.api.tracing import TracingSettingError, enabled
+    from service.extras import OTEL, missing
     from service.rulesets.catalogue import OperatorFileError
 
     settings = Settings.from_env()
@@ -23,6 +25,14 @@ def serve(host: str | None, port: int | None) -> int:
             "put your own keys in the Secret (README, Kubernetes)",
             file=sys.stderr,
         )
+        return 2
+    try:
+        tracing = enabled()
+    except TracingSettingError as error:
+        print(f"maubinh serve: not starting, {error}", file=sys.stderr)
+        return 2
+    if tracing and (absent := missing("traces (OTEL_TRACES_EXPORTER) need", OTEL)):
+        print(f"maubinh serve: not starting, {absent}", file=sys.stderr)
         return 2
     try:
         catalogue(settings)

@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, errors, language, logs, metrics
+from service.api import auth, errors, language, logs, metrics, tracing
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
@@ -20,7 +20,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     app.config.update(SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=catalogue(settings))
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    logs.register(app, settings.log_level, settings.log_requests, metrics.log_fields)
+    tracing.register(app)
+    logs.register(app, settings.log_level, settings.log_requests, lambda: metrics.log_fields() | tracing.log_fields())
     metrics.register(app)
     auth.register(app, settings.api_keys)
     errors.register(app)

@@ -26,6 +26,7 @@ from service.documents import (
 )
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
+from service.stages import stage
 from service.strict_json import loads, most_values
 from service.texts import LANGUAGES, phrasebook
 
@@ -33,7 +34,8 @@ api = Blueprint("api", __name__)
 
 
 def _ok(body: object) -> Response:
-    return Response(dumps(body, language()), status=200, content_type="application/json")
+    with stage("serialize"):
+        return Response(dumps(body, language()), status=200, content_type="application/json")
 
 
 DRAINED_BYTES = 8 * 1024 * 1024
@@ -87,7 +89,8 @@ def _json_body(values: int | None = None) -> Any:
     body = _body()
     if values is not None and most_values(body) > values:
         raise TooManyValues(values)
-    return loads(body)
+    with stage("parse"):
+        return loads(body)
 
 
 def _catalogue() -> Catalogue:

@@ -102,6 +102,12 @@ def test_runs_as_a_non_root_user_on_a_read_only_root(container: Container) -> No
     assert "Control server error" not in container.logs()  # gunicorn writes nothing outside /tmp
 
 
+def test_the_image_can_trace(container: Container) -> None:
+    """The otel extra is in: OTEL_TRACES_EXPORTER=otlp needs no install (README, Traces)."""
+    probe = "import opentelemetry.sdk.trace, opentelemetry.exporter.otlp.proto.http.trace_exporter; print('ok')"
+    assert container.exec("python3", "-c", probe).strip() == "ok"
+
+
 def test_ready_and_healthy(container: Container) -> None:
     assert call(container.base, "/readyz")[0] == 200
     assert _podman("healthcheck", "run", container.name, check=False).returncode == 0  # the image's HEALTHCHECK

@@ -135,6 +135,9 @@ def test_a_plain_install_serves_a_room_and_names_the_extras_it_lacks(
     _one_line_naming(subprocess.run(report, capture_output=True, text=True, check=False), "audit")
     job = [str(bin_dir / "python"), str(ROOT / "deploy" / "spark" / "audit.py"), "score", str(rooms), "-o", "x"]
     _one_line_naming(subprocess.run(job, capture_output=True, text=True, check=False), "spark")
+    traced = {**env, "OTEL_TRACES_EXPORTER": "otlp", "MAUBINH_PORT": str(free_port())}
+    serving = [maubinh, "serve"]
+    _one_line_naming(subprocess.run(serving, capture_output=True, text=True, env=traced, timeout=60, check=False), "otel")
 
 
 def test_the_audit_extra_writes_the_tables_and_the_report(
