@@ -86,8 +86,12 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
             ),
             panel(
                 "Rulesets served",
-                "Built-in and operator rulesets each pod serves (the lowest pod's count).",
-                {"{{kind}}": "min by (kind) (maubinh_rulesets_loaded)"},
+                "Built-in and operator rulesets each pod serves (the lowest pod's count), and the pods whose "
+                "operator folder failed to load (unready, docs/runbook.md).",
+                {
+                    "{{kind}}": "min by (kind) (maubinh_rulesets_loaded)",
+                    "pods failing to load": "sum(maubinh_operator_rulesets_failed)",
+                },
                 "short",
                 kind="stat",
             ),

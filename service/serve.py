@@ -11,7 +11,8 @@ DEFAULT_CONFIG = "python:service.gunicorn_config"
 
 def serve(host: str | None, port: int | None) -> int:
     """Replace this process with gunicorn, so that signals reach its master directly. An operator's
-    ruleset folder is checked first: a bad file stops the start here, with the file, pointer and fault."""
+    ruleset folder is checked first: a bad file is named here, with its pointer and fault, and the
+    service starts unready (create_app), so that a rollout stops and an alert fires."""
     from service.api import catalogue
     from service.api.config import PLACEHOLDER_API_KEY, Settings
     from service.api.tracing import TracingSettingError, enabled
@@ -37,8 +38,11 @@ def serve(host: str | None, port: int | None) -> int:
     try:
         catalogue(settings)
     except OperatorFileError as error:
-        print(f"maubinh serve: not starting, MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
-        return 2
+        print(
+            "maubinh serve: MAUBINH_RULESETS_DIR holds a bad ruleset file; starting unready (/readyz and "
+            f"every /v1/ request answer 503) until it is fixed and the service restarted:\n{error}",
+            file=sys.stderr,
+        )
     env = dict(os.environ)
     if host is not None:
         env["MAUBINH_HOST"] = host

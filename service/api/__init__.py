@@ -11,14 +11,20 @@ from service.api import auth, errors, language, logs, metrics, tracing
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
-from service.rulesets.catalogue import Catalogue, catalogue_for
+from service.rulesets.catalogue import Catalogue, OperatorFileError, builtin_catalogue, catalogue_for
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app; ``config`` overrides the environment's settings (field names of Settings)."""
     settings = Settings.from_env().merged(config)
     app = Flask(__name__)
-    app.config.update(SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=catalogue(settings))
+    try:
+        loaded, fault = catalogue(settings), None
+    except OperatorFileError as error:
+        loaded, fault = builtin_catalogue(), error
+    app.config.update(
+        SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=loaded, RULESETS_FAULT=fault
+    )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     tracing.register(app)
     logs.register(app, settings.log_level, settings.log_requests, lambda: metrics.log_fields() | tracing.log_fields())
@@ -34,5 +40,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def catalogue(settings: Settings) -> Catalogue:
     """The built-in rulesets plus the operator's folder; a bad file raises OperatorFileError, naming
-    the file, pointer and fault, so that the service never starts (and never becomes ready) with it."""
+    the file, pointer and fault. The app then starts unready (``RULESETS_FAULT``): /readyz answers
+    503 naming it, every /v1/ request 503, and the metrics say so, so that an alert can."""
     return catalogue_for(settings.rulesets_dir)

@@ -28,6 +28,7 @@ TITLES = {
     413: Text("problem.too_large"),
     415: Text("problem.unsupported_media_type"),
     500: Text("problem.internal"),
+    503: Text("problem.unavailable"),
 }
 
 
@@ -54,6 +55,8 @@ def _http_problem(error: HTTPException) -> Response:
         detail = Text("problem.too_many_values_detail", most=error.most)
     elif status == 413:
         detail = Text("problem.too_large_detail", limit=request.max_content_length)
+    elif status == 503 and isinstance(error.description, Text):
+        detail = error.description  # views.py's: why this instance is not ready
     elif status in DETAILS:
         detail = DETAILS[status]
     else:

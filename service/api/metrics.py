@@ -67,6 +67,11 @@ DISAGREEMENTS = Counter(
     ["ruleset", "step"],
 )
 RULESETS = Gauge("maubinh_rulesets_loaded", "Rulesets served, by kind", ["kind"], multiprocess_mode="max")
+RULESETS_FAILED = Gauge(
+    "maubinh_operator_rulesets_failed",
+    "1 while the operator's ruleset folder failed to load: the instance is unready and scores nothing",
+    multiprocess_mode="max",
+)
 WORKER_STARTS = Counter("maubinh_worker_starts_total", "Workers started (at boot, after a recycle, after a crash)")
 WORKER_STOPS = Counter(
     "maubinh_worker_stops_total",
@@ -109,6 +114,7 @@ def register(app: Flask) -> None:
     builtin = builtin_catalogue().latest
     RULESETS.labels("builtin").set(len(builtin))
     RULESETS.labels("operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
+    RULESETS_FAILED.set(app.config["RULESETS_FAULT"] is not None)
 
     @app.before_request
     def arrive() -> None:

@@ -10,7 +10,13 @@ from typing import Any
 import gevent
 from flask import Blueprint, Response, current_app, g, request
 from werkzeug.datastructures import MIMEAccept
-from werkzeug.exceptions import NotFound, RequestEntityTooLarge, RequestTimeout, UnsupportedMediaType
+from werkzeug.exceptions import (
+    NotFound,
+    RequestEntityTooLarge,
+    RequestTimeout,
+    ServiceUnavailable,
+    UnsupportedMediaType,
+)
 from werkzeug.http import parse_accept_header
 
 from service.api import metrics
@@ -28,7 +34,7 @@ from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
 from service.stages import stage
 from service.strict_json import loads, most_values
-from service.texts import LANGUAGES, phrasebook
+from service.texts import LANGUAGES, Text, phrasebook
 
 api = Blueprint("api", __name__)
 
@@ -178,8 +184,19 @@ def healthz() -> Response:
     return _ok({"status": "ok"})
 
 
+@api.before_request
+def refuse_rooms_while_unready() -> None:
+    """Without the operator's rulesets this instance answers no /v1/ request: scoring under the
+    built-ins alone would refuse the operator's ids and could read a bare id as another version."""
+    if current_app.config["RULESETS_FAULT"] is not None and request.path.startswith("/v1/"):
+        raise ServiceUnavailable(Text("problem.unready_detail"))
+
+
 @api.get("/readyz", provide_automatic_options=False)
 def readyz() -> Response:
+    fault = current_app.config["RULESETS_FAULT"]
+    if fault is not None:
+        raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=str(fault)))
     loaded = _catalogue().latest
     return _ok({"status": "ready", "rulesets": len(loaded), "version": metrics.version()})
 

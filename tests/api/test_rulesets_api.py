@@ -52,19 +52,23 @@ def test_an_operator_ruleset_is_listed_served_and_scores_by_id(tmp_path: Path) -
         ([1, 2], 'is {"base": …, "patch": {…}}'),
     ],
 )
-def test_a_bad_operator_file_stops_the_app_naming_file_pointer_and_fault(
+def test_a_bad_operator_file_leaves_the_app_unready_naming_file_pointer_and_fault(
     tmp_path: Path, document: Any, says: str
 ) -> None:
     directory = ruleset_folder(tmp_path, good=CLUB, zbad=document)
-    with pytest.raises(OperatorFileError) as refused:
-        create_app({"log_requests": False, "rulesets_dir": str(directory)})
-    assert str(refused.value).startswith(str(directory / "zbad.json"))
-    assert says in str(refused.value)
+    app = create_app({"log_requests": False, "rulesets_dir": str(directory)})
+    refused = app.config["RULESETS_FAULT"]
+    assert isinstance(refused, OperatorFileError)
+    assert str(refused).startswith(str(directory / "zbad.json"))
+    assert says in str(refused)
+    ready = app.test_client().get("/readyz")
+    assert ready.status_code == 503 and str(refused) in ready.json["detail"]
+    assert app.test_client().post("/v1/score", json=CLUB_E1).status_code == 503
 
 
 def test_two_files_may_not_claim_one_id(tmp_path: Path) -> None:
-    with pytest.raises(OperatorFileError, match=r"also the id in a\.json"):
-        create_app({"log_requests": False, "rulesets_dir": str(ruleset_folder(tmp_path, a=CLUB, b=CLUB))})
+    app = create_app({"log_requests": False, "rulesets_dir": str(ruleset_folder(tmp_path, a=CLUB, b=CLUB))})
+    assert "also the id in a.json" in str(app.config["RULESETS_FAULT"])
 
 
 def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: FlaskClient) -> None:

@@ -69,7 +69,9 @@ def test_dockerfile_shape() -> None:
     assert re.search(r"^USER 10001:10001$", text, flags=re.M)
     assert re.search(r'^CMD \["maubinh", "serve"\]$', text, flags=re.M)  # exec form
     assert re.search(r"^HEALTHCHECK ", text, flags=re.M)
-    assert f"--no-index --find-links=/wheels 'maubinh[otel]=={VERSION}'" in text  # the wheels built outside, with traces
+    assert (
+        f"--no-index --find-links=/wheels 'maubinh[otel]=={VERSION}'" in text
+    )  # the wheels built outside, with traces
     assert not re.search(r"apt-get|gcc|pip wheel", text)  # no compiler, no download in the image
     assert (
         f"docker.io/library/{re.search(r'^FROM (.+)$', text, flags=re.M)[1]}" in (DEPLOY / "base-image.sh").read_text()

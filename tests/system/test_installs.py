@@ -137,7 +137,9 @@ def test_a_plain_install_serves_a_room_and_names_the_extras_it_lacks(
     _one_line_naming(subprocess.run(job, capture_output=True, text=True, check=False), "spark")
     traced = {**env, "OTEL_TRACES_EXPORTER": "otlp", "MAUBINH_PORT": str(free_port())}
     serving = [maubinh, "serve"]
-    _one_line_naming(subprocess.run(serving, capture_output=True, text=True, env=traced, timeout=60, check=False), "otel")
+    _one_line_naming(
+        subprocess.run(serving, capture_output=True, text=True, env=traced, timeout=60, check=False), "otel"
+    )
 
 
 def test_the_audit_extra_writes_the_tables_and_the_report(

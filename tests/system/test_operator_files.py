@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from helpers import CLUB, CLUB_E1, ruleset_folder
@@ -54,14 +55,44 @@ def test_the_shipped_example_checks_clean() -> None:
     assert checked.returncode == 0, checked.stderr
 
 
-def test_serve_with_a_bad_file_exits_non_zero_naming_it(tmp_path: Path) -> None:
+def unready(env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:
+    """`maubinh serve` that is alive (/healthz) but, as expected here, not ready."""
+    port = free_port()
+    process = subprocess.Popen(
+        [MAUBINH, "serve", "--port", str(port)], env={**os.environ, "MAUBINH_LOG_REQUESTS": "off", **env},
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if call(base, "/healthz")[0] == 200:
+                return base, process
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError("never alive: " + (process.stderr.read() if process.stderr else ""))
+
+
+def test_serve_with_a_bad_file_starts_unready_naming_it(tmp_path: Path) -> None:
+    """Alive, so that an orchestrator does not restart it in a loop; not ready, so that no traffic
+    comes; scoring nothing under other rules; the file named where an operator looks, and counted."""
     directory = ruleset_folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
-    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(directory), "MAUBINH_LOG_REQUESTS": "off"}
-    started = subprocess.run(
-        [MAUBINH, "serve", "--port", str(free_port())], capture_output=True, text=True, env=env, timeout=60, check=False
-    )
-    assert started.returncode != 0
-    assert f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of" in started.stderr
+    base, process = unready({"MAUBINH_RULESETS_DIR": str(directory)})
+    said = f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of"
+    try:
+        status, body = call(base, "/readyz")
+        assert status == 503 and said in json.loads(body)["detail"]
+        for path in ("/v1/score", "/v1/rulesets"):
+            status, body = call(base, path, CLUB_E1 if path == "/v1/score" else None)
+            assert status == 503 and str(directory) not in body.decode(), path  # callers are not told the paths
+            assert "/readyz" in json.loads(body)["detail"]
+        status, metrics = call(base, "/metrics")
+        assert "maubinh_operator_rulesets_failed 1.0" in metrics.decode()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert "starting unready" in stderr and said in stderr
 
 
 def test_serve_with_a_good_folder_serves_and_scores_it(tmp_path: Path) -> None:
