@@ -98,6 +98,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/tails.py
 	$(BIN)/python bench/instructions.py
+	$(BIN)/python bench/tracing.py
 	$(BIN)/python bench/hostile.py
 
 clean:
