@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rooms import four_player_rooms
 
 from service.documents import score_document
-from service.rulesets.catalogue import builtin_catalogue
+from service.rulesets.catalogue import catalogue_for
 from service.scoring import score
 from service.serialize import dumps, result_json
 from service.strict_json import loads
@@ -58,7 +58,7 @@ def main() -> None:
     for base in {r["ruleset"] for r in requests}:
         document = {"base": base, "patch": {**second, "id": f"second-{base}"}}
         (operator_files / f"second-{base}.json").write_text(json.dumps(document))
-    catalogue = builtin_catalogue().with_operator_files(operator_files)
+    catalogue = catalogue_for(str(operator_files))
     variants = {
         "house-rule": [{**r, "ruleset": {"base": r["ruleset"], "patch": patch}} for r in requests],
         "second family": [{**r, "ruleset": f"second-{r['ruleset']}"} for r in requests],

@@ -12,7 +12,8 @@ maubinh verify --jsonl claims    one line per disagreement (or refusal), a summa
 maubinh evaluate hand.json       name the hands of one arrangement
 maubinh arrange cards.json       suggest an arrangement (gợi ý)
 maubinh rulesets [ID]            list the rulesets, or print one whole (ID may be pinned: id@1)
-maubinh rulesets check FILE…     check operators' ruleset files; exit 1 on any fault
+maubinh rulesets check FILE…|DIR check operators' ruleset files or folder; exit 1 on any fault
+maubinh rulesets lock DIR        write DIR/rulesets.lock: each version's digest
 maubinh serve                    run the HTTP API under gunicorn
 
 MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.
@@ -32,13 +33,14 @@ from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
 from service.extras import AUDIT, missing
-from service.rulesets.catalogue import (
-    RULESETS_DIR_ENV,
-    Catalogue,
+from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, builtin_catalogue, catalogue_for
+from service.rulesets.operator_folder import (
+    LOCK_FILE,
     OperatorFileError,
-    builtin_catalogue,
-    catalogue_for,
+    load_folder,
     load_operator_file,
+    lock_text,
+    version_of,
 )
 from service.serialize import dumps, problem_json, ruleset_json, rulesets_json
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
@@ -190,9 +192,11 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
         _write(rulesets_json(catalogue))
         return 0
     if words[0] == "check":
-        return _check_files(words[1:])
+        return _check(words[1:])
+    if words[0] == "lock":
+        return _lock(words[1:])
     if len(words) > 1:
-        print("maubinh rulesets: give one ID, or check FILE…", file=sys.stderr)
+        print("maubinh rulesets: give one ID, or check FILE…|DIR, or lock DIR", file=sys.stderr)
         return EXIT_USAGE
     ruleset = catalogue.get(words[0])
     if ruleset is None:
@@ -202,21 +206,49 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
     return 0
 
 
-def _check_files(paths: list[str]) -> int:
-    """For an operator's CI: each file resolved as the service would, its id and digest, or its faults."""
+def _check(paths: list[str]) -> int:
+    """For an operator's CI: each file resolved as the service would (``<id>/n.json`` as version n),
+    or a whole folder with its lock; each version's id, digest and whether it is locked, or the faults."""
     if not paths:
-        print("maubinh rulesets check: name one or more ruleset files", file=sys.stderr)
+        print("maubinh rulesets check: name ruleset files, or one folder", file=sys.stderr)
         return EXIT_USAGE
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        try:
+            folder = load_folder(paths[0], builtin_catalogue())
+        except OperatorFileError as error:
+            print(error, file=sys.stderr)
+            return EXIT_REJECTED
+        unlocked = {file for file, _ in folder.unlocked()}
+        for file, ruleset in folder.rulesets:
+            state = "unlocked" if file in unlocked else "locked"
+            print(f"{file}: ok {ruleset.id}@{ruleset.version} {ruleset.digest} {state}")
+        return 0
     bad = 0
     for path in paths:
         try:
-            _, ruleset = load_operator_file(Path(path), builtin_catalogue())
+            _, ruleset = load_operator_file(Path(path), builtin_catalogue(), version_of(Path(path)))
         except OperatorFileError as error:
             bad += 1
             print(error, file=sys.stderr)
             continue
-        print(f"{path}: ok {ruleset.id} {ruleset.digest}")
+        print(f"{path}: ok {ruleset.id}@{ruleset.version} {ruleset.digest}")
     return EXIT_REJECTED if bad else 0
+
+
+def _lock(paths: list[str]) -> int:
+    """Write DIR/rulesets.lock: every version's digest, the locked ones as they were."""
+    if len(paths) != 1 or not Path(paths[0]).is_dir():
+        print("maubinh rulesets lock: name one folder of ruleset files", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        folder = load_folder(paths[0], builtin_catalogue())
+    except OperatorFileError as error:
+        print(f"maubinh rulesets lock: not locking, the folder does not load:\n{error}", file=sys.stderr)
+        return EXIT_REJECTED
+    (Path(paths[0]) / LOCK_FILE).write_text(lock_text(folder), "utf-8")
+    for _, ruleset in folder.unlocked():
+        print(f"locked {ruleset.id}@{ruleset.version} {ruleset.digest}")
+    return 0
 
 
 def _language_option(parser: argparse.ArgumentParser) -> None:
@@ -277,7 +309,7 @@ def _parser() -> argparse.ArgumentParser:
                 "(default: http://127.0.0.1:8000/viewer)",
             )
     rulesets = commands.add_parser(
-        "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…"
+        "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…|DIR, lock DIR"
     )
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
     _language_option(rulesets)

@@ -17,7 +17,7 @@ def serve(host: str | None, port: int | None) -> int:
     from service.api.config import PLACEHOLDER_API_KEY, Settings
     from service.api.tracing import TracingSettingError, enabled
     from service.extras import OTEL, missing
-    from service.rulesets.catalogue import OperatorFileError
+    from service.rulesets.operator_folder import OperatorFileError
 
     settings = Settings.from_env()
     if PLACEHOLDER_API_KEY in settings.api_keys:

@@ -11,7 +11,8 @@ from service.api import auth, errors, language, logs, metrics, tracing
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
-from service.rulesets.catalogue import Catalogue, OperatorFileError, builtin_catalogue, catalogue_for
+from service.rulesets.catalogue import Catalogue, builtin_catalogue, catalogue_for
+from service.rulesets.operator_folder import OperatorFileError
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

@@ -10,14 +10,11 @@ A refused patch is never kept: its cheap limits (depth, members) are checked bef
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
-from pathlib import Path as FilePath
 from threading import Lock
 from types import MappingProxyType
 from typing import Any
@@ -35,7 +32,7 @@ from service.rulesets import (
     with_defaults,
 )
 from service.rulesets.checks import unknown_deletions
-from service.strict_json import BadDocument, loads
+from service.rulesets.operator_folder import load_folder
 from service.texts import Text
 
 RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
@@ -140,9 +137,10 @@ class Catalogue:
             return Text("ruleset.unknown_version", ruleset=ruleset_id, version=version[:16], known=known)
         return Text("ruleset.unknown", reference=reference[:80], known=", ".join(self.latest))
 
-    def resolve(self, reference: Any, *, must_name: bool = False) -> Ruleset:
+    def resolve(self, reference: Any, *, must_name: bool = False, version: int | None = None) -> Ruleset:
         """The ruleset a request names; :class:`RulesetError` with paths relative to the reference.
-        ``must_name``: a variant must set its own id (an operator's file)."""
+        ``must_name``: a variant must set its own id; ``version``: and is that version of it (an
+        operator's file), else it carries its base's."""
         if isinstance(reference, str):
             found = self.get(reference)
             if found is None:
@@ -171,16 +169,18 @@ class Catalogue:
             faults.append(RulesetFault(("patch",), Text("ruleset.patch")))
         if faults or base is None or not isinstance(patch, dict):
             raise RulesetError(faults)
-        return self.variant(base, patch, must_name=must_name)
+        return self.variant(base, patch, must_name=must_name, version=version)
 
-    def variant(self, base: Ruleset, patch: dict[str, Any], *, must_name: bool = False) -> Ruleset:
+    def variant(
+        self, base: Ruleset, patch: dict[str, Any], *, must_name: bool = False, version: int | None = None
+    ) -> Ruleset:
         """``base`` patched, from the cache when this patch was resolved before.
 
         The cache is asked first by the patch as written (its canonical JSON: a request body's
         patch is already bounded in bytes and values, so this costs microseconds), then, on a miss,
         by the patch with its cheap bounds checked and its numbers normalised, under which it is
         resolved. A backend sending the same house rules with every room pays only the first."""
-        flag = b"!" if must_name else b""
+        flag = (b"!" if must_name else b"") + (b"@%d" % version if version is not None else b"")
         written = (base.id, base.version, canonical_json(patch) + flag)
         if (cached := self._cached(written)) is not None:
             return cached
@@ -190,7 +190,7 @@ class Catalogue:
         key = (base.id, base.version, canonical_json(patch) + flag)
         resolved = self._cached(key) if key != written else None
         if resolved is None:
-            resolved = self._resolve_variant(base, patch, must_name)
+            resolved = self._resolve_variant(base, patch, must_name, version)
             self._keep(key, resolved)
         if key != written:
             self._keep(written, resolved)
@@ -214,7 +214,9 @@ class Catalogue:
             while len(self._variants) > VARIANT_CACHE_SIZE or self._variant_bytes > VARIANT_CACHE_BYTES:
                 self._variant_bytes -= self._variants.popitem(last=False)[1][1]
 
-    def _resolve_variant(self, base: Ruleset, patch: dict[str, Any], must_name: bool) -> Ruleset:
+    def _resolve_variant(
+        self, base: Ruleset, patch: dict[str, Any], must_name: bool, version: int | None = None
+    ) -> Ruleset:
         faults = [RulesetFault(("patch", key), Text("ruleset.reserved", key=key)) for key in RESERVED if key in patch]
         faults += [RulesetFault(("patch", *f.path), f.message, f.code) for f in unknown_deletions(patch)]
         new_id = patch.get("id")
@@ -230,6 +232,8 @@ class Catalogue:
         base_document = with_defaults(base.data)
         merged = with_defaults(merge_patch(base_document, usable))
         written = with_defaults(merge_patch(dict(base.data), usable), version=int(base.version))
+        if version is not None:  # an operator's own version; the knobs its base's version knew
+            written["version"] = str(version)
         if "id" not in patch and not faults:
             if merged == base_document:
                 return build_ruleset(base.data, digest=base.digest, base=base.ref)
@@ -253,69 +257,9 @@ class Catalogue:
         found = _patch_path(fault.path, patch)
         return RulesetFault(("patch", *found) if found else (), fault.message, fault.code)
 
-    def with_operator_files(self, directory: str | FilePath) -> Catalogue:
-        """This catalogue plus every ``*.json`` variant file in ``directory``; :class:`OperatorFileError`
-        names the first bad file with all of its faults."""
-        added = [load_operator_file(path, self) for path in sorted(FilePath(directory).glob("*.json"))]
-        ids: dict[str, FilePath] = {}
-        for path, ruleset in added:
-            if ruleset.id in ids:
-                fault = RulesetFault(
-                    ("patch", "id"), Text("ruleset.operator_id_twice", id=ruleset.id, file=ids[ruleset.id].name)
-                )
-                raise OperatorFileError(path, [fault])
-            ids[ruleset.id] = path
-        return Catalogue([r for rid in self._versions for r in self.versions(rid)] + [r for _, r in added])
-
-
-class OperatorFileError(RulesetError):
-    """An operator's ruleset file that cannot be loaded: the service must not start with it."""
-
-    def __init__(self, path: FilePath, faults: list[RulesetFault]) -> None:
-        super().__init__(faults)
-        self.path = path
-
-    def __str__(self) -> str:
-        return "\n".join(f"{self.path}: /{'/'.join(map(str, f.path))}: {f.message}" for f in self.faults)
-
-
-MAX_OPERATOR_FILE_BYTES = 64 * 1024
-"""An operator's file holds one patch, as a request does: the same 64 KiB."""
-
-
-def _operator_file_text(path: FilePath) -> bytes:
-    """A regular file's bytes, at most MAX_OPERATOR_FILE_BYTES: opened without blocking, so that a FIFO
-    (or a device) named ``*.json`` is refused instead of hanging the start; links are followed, as
-    Kubernetes mounts a ConfigMap's files through them."""
-    try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise OperatorFileError(path, [RulesetFault((), Text("ruleset.operator_not_file"))])
-            text = file.read(MAX_OPERATOR_FILE_BYTES + 1)
-    except OSError as error:
-        message = Text("ruleset.operator_unreadable", error=error.strerror or str(error))
-        raise OperatorFileError(path, [RulesetFault((), message)]) from None
-    if len(text) > MAX_OPERATOR_FILE_BYTES:
-        message = Text("ruleset.operator_too_large", most=MAX_OPERATOR_FILE_BYTES)
-        raise OperatorFileError(path, [RulesetFault((), message)])
-    return text
-
-
-def load_operator_file(path: FilePath, catalogue: Catalogue) -> tuple[FilePath, Ruleset]:
-    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue`` and
-    parsed as strictly as a request body (a key twice is refused, not the last one kept)."""
-    try:
-        document = loads(_operator_file_text(path))
-    except BadDocument as error:
-        raise OperatorFileError(
-            path, [RulesetFault((), Text("ruleset.operator_unreadable", error=error.args[0]))]
-        ) from None
-    if not isinstance(document, dict):
-        raise OperatorFileError(path, [RulesetFault((), Text("ruleset.operator_shape"))])
-    try:
-        return path, catalogue.resolve(document, must_name=True)
-    except RulesetError as error:
-        raise OperatorFileError(path, error.faults) from None
+    def with_rulesets(self, added: list[Ruleset]) -> Catalogue:
+        """This catalogue plus ``added`` (an operator's folder: operator_folder.load_folder)."""
+        return Catalogue([r for rid in self._versions for r in self.versions(rid)] + added)
 
 
 def _builtin_documents() -> Iterator[dict[str, Any]]:
@@ -337,7 +281,10 @@ def _builtin_documents() -> Iterator[dict[str, Any]]:
 
 def catalogue_for(directory: str | None) -> Catalogue:
     """The built-in rulesets plus an operator's folder, if any; a bad file raises OperatorFileError."""
-    return builtin_catalogue().with_operator_files(directory) if directory else builtin_catalogue()
+    if not directory:
+        return builtin_catalogue()
+    builtins = builtin_catalogue()
+    return builtins.with_rulesets([ruleset for _, ruleset in load_folder(directory, builtins).rulesets])
 
 
 @cache

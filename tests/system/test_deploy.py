@@ -214,8 +214,8 @@ def test_production_takes_its_api_keys_from_a_secret_and_refuses_the_placeholder
 
 
 def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path) -> None:
-    """The overlay's ConfigMap holds the example variant, mounted where MAUBINH_RULESETS_DIR points;
-    every file in it passes `maubinh rulesets check`, as an operator's CI would run it."""
+    """The overlay's ConfigMap holds the example's folder of versions and its lock, mounted where
+    MAUBINH_RULESETS_DIR points; the folder passes `maubinh rulesets check`, every version locked."""
     objects = render(PRODUCTION)
     config_map = next(o for o in objects if o["kind"] == "ConfigMap")
     container = _deployment(objects)["spec"]["template"]["spec"]["containers"][0]
@@ -224,16 +224,20 @@ def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path
     assert env["MAUBINH_RULESETS_DIR"] == mount["mountPath"] and mount["readOnly"]
     volume = next(v for v in _deployment(objects)["spec"]["template"]["spec"]["volumes"] if v["name"] == "rulesets")
     assert volume["configMap"]["name"] == config_map["metadata"]["name"]
-    for name, text in config_map["data"].items():
-        (tmp_path / name).write_text(text, "utf-8")
+    paths = {item["key"]: item["path"] for item in volume["configMap"]["items"]}
+    assert set(paths) == set(config_map["data"])  # every file mounted, at its place in the folder
+    for key, text in config_map["data"].items():
+        (tmp_path / paths[key]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / paths[key]).write_text(text, "utf-8")
     checked = subprocess.run(
-        [str(Path(sys.executable).with_name("maubinh")), "rulesets", "check", *sorted(map(str, tmp_path.iterdir()))],
+        [str(Path(sys.executable).with_name("maubinh")), "rulesets", "check", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
-    assert "ok club-hanoi sha256:" in checked.stdout
+    assert checked.stdout.endswith(" locked\n") and "ok club-hanoi@1 sha256:" in checked.stdout
+    assert "unlocked" not in checked.stdout  # the overlay ships its lock up to date
 
 
 def test_hpa_pdb_and_service_monitor(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: 
     ok = subprocess.run(
         [MAUBINH, "rulesets", "check", str(tmp_path / "good.json")], capture_output=True, text=True, check=False
     )
-    assert ok.returncode == 0 and ok.stdout.startswith(f"{tmp_path / 'good.json'}: ok club-hanoi sha256:")
+    assert ok.returncode == 0 and ok.stdout.startswith(f"{tmp_path / 'good.json'}: ok club-hanoi@1 sha256:")
     both = subprocess.run(
         [MAUBINH, "rulesets", "check", str(tmp_path / "good.json"), str(tmp_path / "bad.json")],
         capture_output=True,
@@ -30,7 +30,7 @@ def test_rulesets_check_prints_id_and_digest_and_exits_1_on_any_fault(tmp_path: 
         check=False,
     )
     assert both.returncode == 1
-    assert "ok club-hanoi" in both.stdout
+    assert "ok club-hanoi@1" in both.stdout
     assert f"{tmp_path / 'bad.json'}: /patch/sap_lang: 'sap_lang' is not a ruleset field" in both.stderr
 
 
@@ -41,18 +41,19 @@ def test_the_cli_scores_under_the_operator_s_rulesets_too(tmp_path: Path) -> Non
     )
     assert scored.returncode == 0, scored.stdout
     assert json.loads(scored.stdout)["ruleset"]["id"] == "club-hanoi"
-    listed = subprocess.run([MAUBINH, "rulesets", "club-hanoi@2"], capture_output=True, text=True, env=env, check=False)
+    listed = subprocess.run([MAUBINH, "rulesets", "club-hanoi@1"], capture_output=True, text=True, env=env, check=False)
     assert json.loads(listed.stdout)["id"] == "club-hanoi"
 
 
 def test_the_shipped_example_checks_clean() -> None:
     checked = subprocess.run(
-        [MAUBINH, "rulesets", "check", *map(str, sorted(EXAMPLE.glob("*.json")))],
+        [MAUBINH, "rulesets", "check", str(EXAMPLE)],
         capture_output=True,
         text=True,
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
+    assert "ok club-hanoi@1 " in checked.stdout and checked.stdout.endswith(" locked\n")
 
 
 def unready(env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:

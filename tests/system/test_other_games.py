@@ -28,7 +28,7 @@ def test_every_example_passes_rulesets_check_under_its_own_id() -> None:
         [MAUBINH, "rulesets", "check", *map(str, files)], capture_output=True, text=True, check=False
     )
     assert checked.returncode == 0, checked.stderr
-    assert [line.split()[2] for line in checked.stdout.splitlines()] == [f.stem for f in files]
+    assert [line.split()[2] for line in checked.stdout.splitlines()] == [f"{f.stem}@1" for f in files]
 
 
 def _score(request: dict[str, Any]) -> dict[str, Any]:
