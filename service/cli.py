@@ -22,6 +22,7 @@ MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the servic
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -107,7 +108,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         if absent:
             print(f"maubinh {name}: {absent}", file=sys.stderr)
             return EXIT_USAGE
-    from service.audit_report import Report
+    from service.audit_report import HashedLines, Report
     from service.table_files import ParquetTables
 
     if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
@@ -128,10 +129,11 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         if report is not None:
             report.add(chunk)
 
+    lines = HashedLines(source, args.file)
     with source:
         try:
             progress = _progress_bar(args.file)
-            done = jsonl.run(name, source, out, args.jobs, progress, None, args.lang, _defaults(args), take)
+            done = jsonl.run(name, lines, out, args.jobs, progress, None, args.lang, _defaults(args), take)
             if progress is not None:
                 progress.close()
         finally:
@@ -140,8 +142,10 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
             if out is not None and out is not sys.stdout.buffer:
                 out.close()
     if report is not None and report_path:
-        Path(report_path).write_text(report.html(done), encoding="utf-8")
-        print(f"maubinh {name}: report written to {report_path}", file=sys.stderr)
+        figures, beside = report.figures(done, lines), Path(report_path).with_suffix(".json")
+        Path(report_path).write_text(report.html(figures), encoding="utf-8")
+        beside.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"maubinh {name}: report written to {report_path}, its figures to {beside}", file=sys.stderr)
     return _summed_up(name, done, args.lang)
 
 

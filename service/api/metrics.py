@@ -13,7 +13,6 @@ import platform
 import resource
 import time
 from collections.abc import Iterable
-from importlib import metadata
 from typing import Any, NamedTuple
 
 from flask import Flask, Response, current_app, g, request
@@ -27,6 +26,7 @@ from prometheus_client import (
     multiprocess,
 )
 
+from service import version
 from service.api import logs
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
 
@@ -84,13 +84,6 @@ WORKER_MEMORY = Gauge(
     "maubinh_worker_resident_memory_bytes", "Resident memory of a live worker, by pid", multiprocess_mode="liveall"
 )
 BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version", "python"], multiprocess_mode="max")
-
-
-def version() -> str:
-    try:
-        return metadata.version("maubinh")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 def start() -> None:

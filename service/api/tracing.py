@@ -73,7 +73,7 @@ def _provider() -> Any:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
-    from service.api.metrics import version
+    from service import version
 
     resource = Resource.create({"service.name": "maubinh", "service.version": version()})  # OTEL_SERVICE_NAME wins
     provider = TracerProvider(resource=resource, shutdown_on_exit=False)  # shutdown() below, as a worker leaves

@@ -19,6 +19,7 @@ from werkzeug.exceptions import (
 )
 from werkzeug.http import parse_accept_header
 
+from service import version
 from service.api import metrics
 from service.api.language import first_choices, language
 from service.api.rules_page import rules_page
@@ -198,7 +199,7 @@ def readyz() -> Response:
     if fault is not None:
         raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=str(fault)))
     loaded = _catalogue().latest
-    return _ok({"status": "ready", "rulesets": len(loaded), "version": metrics.version()})
+    return _ok({"status": "ready", "rulesets": len(loaded), "version": version()})
 
 
 @api.get("/metrics", provide_automatic_options=False)
