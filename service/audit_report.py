@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from service import version
 from service.tables import decode_rows
 from service.texts import Language, Text
+from service.verify import AMOUNTS_ONLY, STEP_TEXTS
 
 if TYPE_CHECKING:
     from service.jsonl import Chunk, Summary
@@ -84,10 +85,6 @@ class HashedLines:
     @property
     def sha256(self) -> str:
         return self._sha256.hexdigest()
-
-
-AMOUNTS_ONLY = "amounts"
-"""The step a claim without ledger lines disputes: only its amounts could differ."""
 
 
 class Report:
@@ -219,7 +216,7 @@ class Report:
             f'<td class="num">{self._n(count)}</td></tr>'
             for code, count in rounds["refused_by_code"].items()
         )
-        steps = {Text(f"step.{step}").render(self.language): amount for step, amount in dispute["by_step"].items()}
+        steps = {STEP_TEXTS[step].render(self.language): amount for step, amount in dispute["by_step"].items()}
         return PAGE.format(
             lang=self.language,
             title=self._t("report.title"),

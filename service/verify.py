@@ -63,6 +63,8 @@ def claim_faults(data: dict[str, Any]) -> list[Fault]:
     return faults
 
 
+AMOUNTS_ONLY = "amounts"
+"""The step a disagreeing claim without ledger lines is counted under: only its amounts can differ."""
 STEP_TEXTS = {
     "instant_win": Text("step.instant_win"),
     "chi": Text("step.chi"),
@@ -71,8 +73,10 @@ STEP_TEXTS = {
     "foul": Text("step.foul"),
     "ace": Text("step.ace"),
     "unstated": Text("step.unstated"),
+    AMOUNTS_ONLY: Text("step.amounts"),
 }
-"""How a verify explanation names a step (``unstated``: a claimed line that gave none)."""
+"""How a verify explanation, the metrics and the audit report name a step (``unstated``: a claimed
+line that gave none)."""
 
 
 def _by_step(lines: list[tuple[str, str, str | None, int]], player: str) -> dict[str, int]:

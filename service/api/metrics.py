@@ -29,6 +29,7 @@ from prometheus_client import (
 from service import version
 from service.api import logs
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
+from service.verify import AMOUNTS_ONLY
 
 if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # before the metrics below: those without labels write at once
     os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
@@ -245,10 +246,6 @@ def count_refusal(codes: tuple[str, ...], route: str) -> None:
     """A refused request, once for each of its codes."""
     for code in codes:
         REFUSALS.labels(route, code).inc()
-
-
-AMOUNTS_ONLY = "amounts"
-"""The step label of a disagreeing claim without ledger lines: only its amounts can differ."""
 
 
 def count_verification(answer: dict[str, Any]) -> RoomOutcome:
