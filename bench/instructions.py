@@ -58,18 +58,25 @@ def instructions(command: list[str], env: dict[str, str] | None = None) -> int:
     return int(re.search(r"I\s+refs:\s+([\d,]+)", done.stderr).group(1).replace(",", ""))  # type: ignore[union-attr]
 
 
-def per_room(command: list[str], small: Path, large: Path) -> float:
-    return (instructions([*command, str(large)]) - instructions([*command, str(small)])) / 600
+def per_room(command: list[str], small: Path, large: Path, env: dict[str, str] | None = None) -> float:
+    return (instructions([*command, str(large)], env) - instructions([*command, str(small)], env)) / 600
 
 
-def main() -> None:
-    work = Path(tempfile.mkdtemp(prefix="maubinh-instructions-"))
+def sample(name: str, loop_text: str) -> tuple[Path, Path, Path]:
+    """A fresh folder with 200 and 800 four-player rooms as JSON lines, and ``loop_text`` as a script:
+    (small, large, loop)."""
+    work = Path(tempfile.mkdtemp(prefix=f"maubinh-{name}-"))
     rooms = four_player_rooms(800, seed=1)
     large, small = work / "800.jsonl", work / "200.jsonl"
     large.write_text("".join(json.dumps(room) + "\n" for room in rooms))
     small.write_text("".join(json.dumps(room) + "\n" for room in rooms[:200]))
     loop = work / "loop.py"
-    loop.write_text(LOOP)
+    loop.write_text(loop_text)
+    return small, large, loop
+
+
+def main() -> None:
+    small, large, loop = sample("instructions", LOOP)
     maubinh = str(Path(sys.executable).with_name("maubinh"))
     whole = (instructions([maubinh, "score", "--jsonl", str(large), "--jobs", "1", "-o", "/dev/null"])
              - instructions([maubinh, "score", "--jsonl", str(small), "--jobs", "1", "-o", "/dev/null"])) / 600  # fmt: skip

@@ -7,15 +7,12 @@ Run: .venv/bin/python bench/tracing.py        (about 2 minutes)
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from instructions import instructions
-from rooms import four_player_rooms
+from instructions import per_room, sample
 
 LOOP = """
 import io, json, os, sys, tempfile
@@ -56,13 +53,7 @@ server.serve_forever()
 
 
 def main() -> None:
-    work = Path(tempfile.mkdtemp(prefix="maubinh-tracing-"))
-    rooms = four_player_rooms(800, seed=1)
-    large, small = work / "800.jsonl", work / "200.jsonl"
-    large.write_text("".join(json.dumps(room) + "\n" for room in rooms))
-    small.write_text("".join(json.dumps(room) + "\n" for room in rooms[:200]))
-    loop = work / "loop.py"
-    loop.write_text(LOOP)
+    small, large, loop = sample("tracing", LOOP)
     receiver = subprocess.Popen([sys.executable, "-c", RECEIVER], stdout=subprocess.PIPE, text=True)
     assert receiver.stdout is not None
     port = receiver.stdout.readline().strip()
@@ -71,8 +62,7 @@ def main() -> None:
     figures = {}
     try:
         for mode, env in (("unmarked", off), ("off", off), ("on", on)):
-            counts = [instructions([sys.executable, str(loop), mode, str(path)], env) for path in (large, small)]
-            figures[mode] = (counts[0] - counts[1]) / 600
+            figures[mode] = per_room([sys.executable, str(loop), mode], small, large, env)
     finally:
         receiver.kill()
     print("instructions per POST /v1/score, in process (valgrind, (I(800) - I(200)) / 600)")
