@@ -28,13 +28,19 @@ def escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
+def unescape(token: str) -> str:
+    """The member name an RFC 6901 pointer token stands for (``escape`` undone)."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
 @dataclass(frozen=True)
 class Fault:
     """One thing wrong with a request: where (RFC 6901 pointer), what, and a stable code."""
 
     pointer: str
     message: Text
-    code: str = "invalid"
+    code: str
+    """One of openapi.yaml's fault codes (components.schemas.Fault): what a client branches on."""
 
 
 class RoomRejected(ValueError):

@@ -109,6 +109,9 @@ def pre_request(worker: Any, request: Any) -> None:
     """
     import gevent
 
+    from service.api.connection import serving
+
+    serving(request)  # so that an answer can close its connection (a 408)
     gevent.sleep(TURN_SECONDS)
 
 

@@ -17,6 +17,7 @@ from service.cards import CARD_TEXT, Card, format_cards
 from service.contract import Fault
 from service.hands import POSITIONS, HandTable, HandValue, Position
 from service.patterns import PATTERN_NAMES, Split
+from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
@@ -24,8 +25,6 @@ from service.texts import Language, Template, Text, in_language, ledger_template
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
-
-PROBLEM_BASE: Final = "https://maubinh.dev/problems/"
 
 
 def dumps(document: object, language: Language = "en") -> bytes:
@@ -165,9 +164,8 @@ def problem_json(
     status: int, title: Text, detail: Text, faults: list[Fault] | None = None, **extra: object
 ) -> dict[str, Any]:
     """An RFC 9457 problem document; 422s carry every fault with its pointer. The ``type`` comes from
-    the English title, whatever the language of the answer."""
-    slug = title.lower().replace(" ", "-")
-    out: dict[str, Any] = {"type": PROBLEM_BASE + slug, "title": title, "status": status, "detail": detail}
+    the title's key (service/problem_types.py), whatever the language of the answer."""
+    out: dict[str, Any] = {"type": problem_type(title.key), "title": title, "status": status, "detail": detail}
     if faults is not None:
         out["errors"] = [{"pointer": f.pointer, "message": f.message, "code": f.code} for f in faults]
     out.update(extra)

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from service.api.connection import close_after_answer
 from service.api.language import language
 from service.api.logs import logger
 from service.api.metrics import refusal_codes
@@ -51,12 +52,13 @@ def _http_problem(error: HTTPException) -> Response:
         detail = Text("problem.method_not_allowed_detail", methods=Named(" or ".join(allowed), " hoặc ".join(allowed)))
     elif status == 408:
         detail = Text("problem.timeout_detail", seconds=current_app.config["SETTINGS"].body_seconds)
+        close_after_answer()  # the rest of the body may still come: never read as the next request
     elif isinstance(error, TooManyValues):
         detail = Text("problem.too_many_values_detail", most=error.most)
     elif status == 413:
         detail = Text("problem.too_large_detail", limit=request.max_content_length)
-    elif status == 503 and isinstance(error.description, Text):
-        detail = error.description  # views.py's: why this instance is not ready
+    elif isinstance(error.description, Text):
+        detail = error.description  # a view's own words: why not ready, which ids are known
     elif status in DETAILS:
         detail = DETAILS[status]
     else:

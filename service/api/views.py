@@ -22,6 +22,7 @@ from werkzeug.http import parse_accept_header
 from service import version
 from service.api import metrics
 from service.api.language import first_choices, language
+from service.api.problem_pages import problem_page
 from service.api.rules_page import rules_page
 from service.documents import (
     Operation,
@@ -31,6 +32,7 @@ from service.documents import (
     score_document,
     verify_document,
 )
+from service.problem_types import PROBLEM_TYPES
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
 from service.stages import stage
@@ -171,7 +173,7 @@ def ruleset(ruleset_id: str) -> Response:
     """One ruleset, whole; its ETag is its digest, and ``If-None-Match`` with it answers 304."""
     found = _catalogue().get(ruleset_id)
     if found is None:
-        raise NotFound
+        raise NotFound(_catalogue().unknown(ruleset_id))  # names the known ids, as a 422 does
     headers = {"ETag": f'"{found.digest}"', "Cache-Control": PINNED_CACHE if "@" in ruleset_id else "no-cache"}
     if found.digest in request.if_none_match:
         return Response(status=304, headers=headers)
@@ -256,6 +258,16 @@ def viewer_texts(language: str) -> Response:
 def rules() -> Response:
     """docs/rules.md as a page; ledger citations (docs/rules.md §5) link to its sections (#s5)."""
     return Response(rules_page(), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+
+
+@api.get("/problems/<slug>", provide_automatic_options=False)
+def problem_type_page(slug: str) -> Response:
+    """What a problem's ``type`` (a relative URI) resolves to: its page, in the reader's language."""
+    page = problem_page(slug, language())
+    if page is None:
+        raise NotFound(Text("problem.unknown_type", known=", ".join(PROBLEM_TYPES)))
+    headers = {**VIEWER_HEADERS, "Content-Language": language(), "Vary": "Accept-Language"}
+    return Response(page, status=200, content_type="text/html; charset=utf-8", headers=headers)
 
 
 YAML_TYPES = ["application/yaml", "text/yaml"]

@@ -33,6 +33,7 @@ from service.rulesets import (
 )
 from service.rulesets.checks import unknown_deletions
 from service.rulesets.operator_folder import load_folder
+from service.suggest import near
 from service.texts import Text
 
 RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"
@@ -135,7 +136,10 @@ class Catalogue:
         if at and ruleset_id in self._versions:
             known = ", ".join(f"@{v}" for v in sorted(self._versions[ruleset_id], key=int))
             return Text("ruleset.unknown_version", ruleset=ruleset_id, version=version[:16], known=known)
-        return Text("ruleset.unknown", reference=reference[:80], known=", ".join(self.latest))
+        known = ", ".join(self.latest)
+        if (meant := near(ruleset_id, self.latest)) is not None:
+            return Text("ruleset.unknown_near", reference=reference[:80], near=meant, known=known)
+        return Text("ruleset.unknown", reference=reference[:80], known=known)
 
     def resolve(self, reference: Any, *, must_name: bool = False, version: int | None = None) -> Ruleset:
         """The ruleset a request names; :class:`RulesetError` with paths relative to the reference.

@@ -5,26 +5,58 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from service.contract import Fault, RoomRejected, escape
+from service.contract import Fault, RoomRejected, escape, unescape
 from service.hands import POSITIONS
 from service.rulesets import Path
+from service.suggest import near
 from service.texts import Text, phrasebook
 from service.validation.fields import SELF
+from service.validation.schemas import FIELDS
 
+WRONG_TYPE = (
+    "fault.not_string", "fault.not_list", "fault.not_object", "fault.not_mapping", "fault.not_boolean",
+    "fault.not_card_list", "fault.player_object", "fault.room_body", "fault.verify_body", "fault.batch_body",
+    "fault.arrangement_body", "fault.arrange_body", "fault.claim_object", "fault.claimed_line_object", "card.not_text",
+)  # fmt: skip
 CODES = {
+    **dict.fromkeys(WRONG_TYPE, "wrong_type"),
     "fault.unknown_field": "unknown_field",
+    "fault.unknown_field_near": "unknown_field",
     "fault.required": "required",
+    "fault.null": "null",
+    "fault.not_integer": "not_integer",
+    "fault.fraction": "not_integer",
+    "fault.not_utf8": "not_utf8",
+    "fault.player_id_pattern": "pattern_mismatch",
+    "fault.digest_pattern": "pattern_mismatch",
+    "fault.one_of": "not_one_of",
+    "fault.at_least": "out_of_range",
+    "fault.between": "out_of_range",
+    "fault.too_long": "too_long",
+    "fault.card_count": "card_count",
+    "fault.card_count_unchecked": "card_count",
+    "card.empty": "not_a_card",
+    "card.too_long": "not_a_card",
+    "card.too_short": "not_a_card",
+    "card.unknown_rank": "unknown_rank",
+    "card.unknown_suit": "unknown_suit",
+    "fault.claim_short_form": "claim_short_form",
     "fault.claim_amount_out_of_range": "amount_out_of_range",
 }
-"""Refusals with a code of their own (any other is ``invalid``)."""
+"""Each refusal of a field's value by its code (openapi.yaml lists every code and what it means)."""
+UNEXPECTED = "unexpected"
+"""The code of a message marshmallow words itself, which no field of ours should leave it to."""
 
 
 def _fault(pointer: str, message: str) -> Fault:
     """A refusal as a fault: a Text (our validators), a text key (marshmallow's, by the error_messages
-    of fields.py and schemas.py), or anything else marshmallow says, quoted."""
+    of fields.py and schemas.py), or anything else marshmallow says, quoted. An unknown field one or
+    two edits from a known one (``midle``) says which."""
     if not isinstance(message, Text):
         message = Text(message) if message in phrasebook("en") else Text("fault.other", message=message)
-    return Fault(pointer, message, CODES.get(message.key, "invalid"))
+    if message.key == "fault.unknown_field" and (meant := near(unescape(pointer.rpartition("/")[2]), FIELDS)):
+        message = Text("fault.unknown_field_near", near=meant)
+    return Fault(pointer, message, CODES.get(message.key, UNEXPECTED))
 
 
 def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:

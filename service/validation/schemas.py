@@ -175,3 +175,14 @@ ARRANGEMENT_SCHEMA = ArrangementSchema()
 ARRANGE_SCHEMA = ArrangeRequestSchema()
 """One long-lived instance per body kind: building a schema (and its nested ones) per request was a
 third of the request path. Loading keeps no state on the instance, so workers' threads share them."""
+
+FIELDS = (
+    frozenset(
+        name
+        for schema in (ROOM_SCHEMA, VERIFY_SCHEMA, ARRANGEMENT_SCHEMA, ARRANGE_SCHEMA, BATCH_SCHEMA, PLAYER_SCHEMA)
+        for name in schema.load_fields
+    )
+    | frozenset(ClaimSchema().load_fields)
+    | frozenset(ClaimedLineSchema().load_fields)
+)
+"""Every field a request body may hold: what a misspelled one is suggested from."""

@@ -80,8 +80,10 @@ def test_every_error_is_problem_json(client: FlaskClient, method: str, path: str
     assert response.status_code == status
     assert response.content_type == PROBLEM
     body = response.json
-    assert body["status"] == status and body["title"] and body["detail"] and body["type"].startswith("https://")
+    assert body["status"] == status and body["title"] and body["detail"] and body["type"].startswith("/problems/")
     assert body["request_id"] == response.headers["X-Request-ID"]
+    page = client.get(body["type"])  # a relative URI: it resolves on the service that answered
+    assert page.status_code == 200 and page.content_type == "text/html; charset=utf-8"
 
 
 def test_405_names_the_allowed_methods(client: FlaskClient) -> None:
@@ -96,8 +98,8 @@ def test_422_lists_every_fault_with_pointer_and_code(client: FlaskClient) -> Non
     bad["stake"] = "1000"
     errors = client.post("/v1/score", json=bad).json["errors"]
     assert [(e["pointer"], e["code"]) for e in errors] == [
-        ("/stake", "invalid"),
-        ("/players/0/back/0", "invalid"),
+        ("/stake", "not_integer"),
+        ("/players/0/back/0", "unknown_rank"),
         ("/players/1/back/0", "duplicate_card"),
     ]
 
@@ -255,3 +257,42 @@ def test_openapi_response_examples_are_what_the_service_answers() -> None:
     assert shown["players"][0]["explanation"] == ["computed scoop -6000, the claim implies +0"]
     # E1 under sập ×2: 3 chi + 3 × (2 − 1) scoop = 6 units, × stake 1000
     assert [p["amount"] for p in response["examples"]["house-rules"]["value"]["players"]] == [-6000, 6000]
+
+
+def test_near_misses_get_a_suggestion(client: FlaskClient) -> None:
+    """A ruleset id in the wrong case or one edit away, a field one edit away: each names the known one."""
+    for reference in ("Maubinh-2020", "maubinh-202", "maubinh-2002"):
+        [fault] = client.post("/v1/score", json={**E1, "ruleset": reference}).json["errors"]
+        assert fault["code"] == "unknown_ruleset" and "did you mean 'maubinh-2020'?" in fault["message"], fault
+    misspelled = {
+        **E1,
+        "players": [
+            {**{k: v for k, v in E1["players"][0].items() if k != "middle"}, "midle": E1["players"][0]["middle"]},
+            E1["players"][1],
+        ],
+    }
+    faults = client.post("/v1/score", json=misspelled).json["errors"]
+    assert ("/players/0/midle", "unknown_field") in [(f["pointer"], f["code"]) for f in faults]
+    assert any("did you mean 'middle'?" in f["message"] for f in faults)
+    vi = client.post("/v1/score", json={**E1, "stakee": 1}, headers={"Accept-Language": "vi"}).json["errors"]
+    assert [(f["pointer"], f["code"]) for f in vi] == [("/stakee", "unknown_field")] and "'stake'" in vi[0]["message"]
+    [far] = client.post("/v1/score", json={**E1, "ruleset": "tien-len"}).json["errors"]
+    assert "did you mean" not in far["message"]  # nothing near: only the known ids
+
+
+def test_a_ruleset_not_found_lists_the_known_ids(client: FlaskClient) -> None:
+    missing = client.get("/v1/rulesets/maubinh-202")
+    assert missing.status_code == 404
+    assert "did you mean 'maubinh-2020'?" in missing.json["detail"] and "maubinh-chi-at" in missing.json["detail"]
+    version = client.get("/v1/rulesets/maubinh-2020@9").json["detail"]
+    assert "@1, @2, @3" in version
+
+
+def test_a_problem_type_resolves_to_its_page_in_the_reader_s_language(client: FlaskClient) -> None:
+    problem = client.post("/v1/score", data="{", content_type="application/json").json
+    english = client.get(problem["type"])
+    vietnamese = client.get(problem["type"], headers={"Accept-Language": "vi"})
+    assert english.headers["Content-Language"] == "en" and vietnamese.headers["Content-Language"] == "vi"
+    assert "<h1>Bad JSON (400)</h1>" in english.get_data(as_text=True)
+    assert "Nên gửi gì thay vào" in vietnamese.get_data(as_text=True)
+    assert client.get("/problems/no-such-type").status_code == 404

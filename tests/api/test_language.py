@@ -41,10 +41,10 @@ def test_a_refusal_in_vietnamese_keeps_its_codes_and_pointers(client: FlaskClien
         {
             "pointer": "/players/0/front/2",
             "message": "'1S': số '1' không hợp lệ (dùng 2-9, T hoặc 10, J, Q, K, A)",
-            "code": "invalid",
+            "code": "unknown_rank",
         }
     ]
-    assert [(e["pointer"], e["code"]) for e in english["errors"]] == [("/players/0/front/2", "invalid")]
+    assert [(e["pointer"], e["code"]) for e in english["errors"]] == [("/players/0/front/2", "unknown_rank")]
     assert english["type"] == vietnamese["type"]
 
 
@@ -53,7 +53,7 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
     missing = client.get("/v1/nothing", headers=vi)
     assert missing.status_code == 404 and missing.headers["Content-Language"] == "vi"
     assert missing.get_json()["title"] == "Không tìm thấy"
-    assert missing.get_json()["type"] == "https://maubinh.dev/problems/not-found"
+    assert missing.get_json()["type"] == "/problems/not-found"
     wrong_type = client.post("/v1/score", data="x", content_type="text/plain", headers=vi).get_json()
     assert wrong_type["detail"] == "Gửi nội dung dạng JSON, với Content-Type: application/json."
     not_json = client.post("/v1/score", data="{", content_type="application/json", headers=vi).get_json()

@@ -101,7 +101,7 @@ def test_swapped_payer_and_payee(client: FlaskClient) -> None:
         (
             {"amounts": RIGHT, "ledger": [{"payer": "P", "payee": "Q", "amount": 0}]},
             "/claimed/ledger/0/amount",
-            "invalid",
+            "out_of_range",
         ),
         ({}, "/claimed/amounts", "required"),
     ],

@@ -100,7 +100,11 @@ def test_slow_bodies_are_dropped_and_starve_no_probe(served: Served) -> None:
             b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n{"
         )
         started = time.monotonic()
-        assert sock.recv(64).startswith(b"HTTP/1.1 408")
+        answer = b""
+        while chunk := sock.recv(65536):  # the service closes it: read to the end
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408")
+        assert b"\r\nConnection: close\r\n" in answer.partition(b"\r\n\r\n")[0]  # as it says, not keep-alive
     assert time.monotonic() - started < 5
 
 

@@ -182,7 +182,7 @@ def test_machine_fields_do_not_change_with_the_language(operation: str) -> None:
         english, vietnamese = json.loads(dumps(body, "en")), json.loads(dumps(body_vi, "vi"))
         assert _without_texts(english) == _without_texts(vietnamese)
         if status != 200:
-            assert english["type"] == vietnamese["type"] == "https://maubinh.dev/problems/unprocessable-room"
+            assert english["type"] == vietnamese["type"] == "/problems/unprocessable-room"
             assert english["title"] == "Unprocessable room" and vietnamese["title"] == "Ván bài không xử lý được"
 
 

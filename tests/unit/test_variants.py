@@ -264,7 +264,7 @@ def test_ruleset_digest_pins_the_rules_a_caller_expects() -> None:
     assert score_document({**request, "ruleset_digest": ruleset.digest})["ruleset"]["digest"] == ruleset.digest
     wrong = "sha256:" + "0" * 64
     assert _refused({**request, "ruleset_digest": wrong}) == [("/ruleset_digest", "ruleset_digest_mismatch")]
-    assert _refused({**request, "ruleset_digest": "md5:abc"}) == [("/ruleset_digest", "invalid")]
+    assert _refused({**request, "ruleset_digest": "md5:abc"}) == [("/ruleset_digest", "pattern_mismatch")]
     pinned_old = _with_ruleset(request, f"{ruleset.id}@1", ruleset_digest=ruleset.digest)
     assert _refused(pinned_old) == [("/ruleset_digest", "ruleset_digest_mismatch")]
 
