@@ -82,6 +82,12 @@ def _defaults(args: argparse.Namespace) -> dict[str, Any]:
     return {"opponents": opponents} if opponents else {}
 
 
+def _seconds(value: float, language: Language) -> str:
+    """Seconds to two places, with the language's decimal mark (0.58; 0,58)."""
+    text = f"{value:.2f}"
+    return text.replace(".", ",") if language == "vi" else text
+
+
 def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
     """The summary line on stderr, and the exit status it gives."""
     if name == "verify":
@@ -92,11 +98,11 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
             agreed=done.agreed,
             disagreed=disagree,
             refused=done.refused,
-            seconds=done.seconds,
+            seconds=_seconds(done.seconds, language),
         )
         print(f"maubinh verify: {summary.render(language)}", file=sys.stderr)
         return EXIT_REJECTED if disagree else 0
-    summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=done.seconds)
+    summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=_seconds(done.seconds, language))
     print(f"maubinh {name}: {summary.render(language)}", file=sys.stderr)
     return 0
 
@@ -119,7 +125,8 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         out = None if parquet else (open(args.output, "wb") if args.output else sys.stdout.buffer)  # noqa: SIM115
         files = ParquetTables(args.output, name) if parquet else None
     except OSError as error:
-        print(f"maubinh {name}: cannot open {error.filename}: {error.strerror}", file=sys.stderr)
+        said = Text("cli.cannot_open", file=error.filename, error=error.strerror).render(args.lang)
+        print(f"maubinh {name}: {said}", file=sys.stderr)
         return EXIT_USAGE
     report = Report(args.lang, args.viewer) if report_path else None
 
@@ -145,7 +152,8 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         figures, beside = report.figures(done, lines), Path(report_path).with_suffix(".json")
         Path(report_path).write_text(report.html(figures), encoding="utf-8")
         beside.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(f"maubinh {name}: report written to {report_path}, its figures to {beside}", file=sys.stderr)
+        said = Text("cli.report_written", page=report_path, figures=str(beside)).render(args.lang)
+        print(f"maubinh {name}: {said}", file=sys.stderr)
     return _summed_up(name, done, args.lang)
 
 

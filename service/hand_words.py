@@ -1,7 +1,7 @@
 """A hand as players say it, against the hand it met: its name and ranks, and the card that decided.
 
-A chi line's explanation must let a support agent say why one hand beat another: "đôi Già, kicker 9
-(K-K-9-5-2) thắng đôi Già, kicker 7 (K-K-7-6-3)". Everything is read off the two strengths
+A chi line's explanation must let a support agent say why one hand beat another: "đôi Già, lá lẻ 9
+(K-K-9-5-2) thắng đôi Già, lá lẻ 7 (K-K-7-6-3)". Everything is read off the two strengths
 (docs/rules.md §2.2: the category, then the comparison vector as base-14 digits), so the words are
 the comparison itself, in its order: the ranks that make the hand, then, where those tie, the first
 rank that differs.
@@ -151,6 +151,6 @@ def _words(strength: int, wheel: Wheel, decided: int) -> Named:
         if decided > head:  # every card below the name's, down to the one that decided
             kickers = ranks[head:decided]
             en += (", kicker " if len(kickers) == 1 else ", kickers ") + "-".join(RANK_WORDS_EN[r] for r in kickers)
-            vi += ", kicker " + "-".join(RANK_WORDS_VI[r] for r in kickers)
+            vi += ", lá lẻ " + "-".join(RANK_WORDS_VI[r] for r in kickers)
     cards = "-".join(RANK_LETTERS[r] for r in ranks)
     return Named(f"{en} ({cards})", f"{vi} ({cards})")

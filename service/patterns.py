@@ -60,8 +60,8 @@ CARD_PATTERNS: Final = tuple(p for p in Pattern if p not in ON_CHI)
 PATTERN_NAMES: Final[Mapping[str, tuple[str, str]]] = {
     Pattern.DRAGON_FLUSH: ("Dragon flush", "Rồng cuốn"),
     Pattern.DRAGON: ("Dragon", "Sảnh rồng"),
-    Pattern.THIRTEEN_SAME_COLOR: ("Thirteen of one colour", "Đồng hoa (13 đen / 13 đỏ)"),
-    Pattern.TWELVE_SAME_COLOR: ("Twelve of one colour", "12 đen / 12 đỏ"),
+    Pattern.THIRTEEN_SAME_COLOR: ("Thirteen of one colour", "13 lá đồng màu"),
+    Pattern.TWELVE_SAME_COLOR: ("Twelve of one colour", "12 lá đồng màu"),
     Pattern.FIVE_PAIRS_TRIPLE: ("Five pairs and trips", "Năm đôi một sám"),
     Pattern.SIX_PAIRS: ("Six pairs", "Lục phé bôn"),
     Pattern.THREE_FLUSHES: ("Three flushes", "Ba thùng"),

@@ -263,7 +263,7 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     assert json.loads(one.stdout)["players"][0]["explanation"] == [
         "so chi: theo luật -3000",
         "sập: theo luật -6000",
-        "tổng kết quả đã ghi là -3000, lệch +6000 so với -9000 tính theo luật",
+        "kết quả đã ghi tổng -3000, theo luật là -9000: chênh +6000 (dương là ghi cho người chơi nhiều hơn luật, âm là ít hơn)",
     ]
     path = tmp_path / "claims.jsonl"
     path.write_text("\n".join([_claim({"P": -9000, "Q": 9000}), _claim({"P": -3000, "Q": 3000})]) + "\n")

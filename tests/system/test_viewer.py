@@ -348,7 +348,7 @@ def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser
     expect(row).to_have_class(re.compile(r"\bdiffers\b"))
     expect(row.locator("td")).to_have_text(["-3000", "-9000", "+6000"])
     expect(verdict.locator(".verdict-player[data-player=P]")).to_contain_text(
-        "P: game đã ghi -3000; theo luật là -9000, lệch +6000."
+        "P: kết quả đã ghi -3000; theo luật là -9000; chênh +6000 (dương là ghi nhiều hơn luật, âm là ít hơn)."
     )
     expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
         ["sập: theo luật -6000, kết quả đã ghi +0"]
@@ -381,7 +381,7 @@ def test_verify_mode_in_vietnamese_has_no_axe_violations(browser: Browser, base:
 
     axe = resources.files("axe_selenium_python").joinpath("node_modules/axe-core/axe.min.js").read_text()
     context, page = vietnamese_page(browser, base)
-    page.get_by_label("Ván mẫu").select_option(label="Khiếu nại — E1 bị chia thiếu tiền sập (đối chiếu)")
+    page.get_by_label("Ván mẫu").select_option(label="Khiếu nại — E1, game trả thiếu tiền sập (đối chiếu)")
     expect(page.locator("#verdict")).to_be_visible()
     page.evaluate(axe)
     violations = page.evaluate(

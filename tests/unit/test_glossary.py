@@ -3,6 +3,7 @@ step has the one name the glossary gives it, in the ledger and in the viewer ali
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -37,11 +38,25 @@ def test_no_text_uses_a_word_the_glossary_rules_out(language: str, column: int) 
     assert len(ruled_out) >= (8 if language == "vi" else 6)  # the check has teeth
     found = [
         f"{key}: {word!r} (say {instead!r})"
-        for key, text in phrasebook(language).items()
+        for key, text in read_texts(language).items()
         for instead, word in ruled_out
         if re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE)
     ]
     assert not found
+
+
+def read_texts(language: str) -> dict[str, str]:
+    """Every text a person reads in ``language``: the phrasebook (faults, ledger, viewer, report, problem
+    pages), the viewer's example rooms' names, and the words the pipeline names hands and patterns by."""
+    from service.patterns import PATTERN_NAMES
+
+    texts = dict(phrasebook(language))
+    examples = json.loads((Path(__file__).parents[2] / "service" / "static" / "examples.json").read_text("utf-8"))
+    for example in examples if isinstance(examples, list) else examples.get("examples", []):
+        texts[f"examples.json: {example.get('name')}"] = example.get(f"name_{language}", example.get("name", ""))
+    column = 1 if language == "vi" else 0
+    texts.update({f"patterns.py: {pattern}": names[column] for pattern, names in PATTERN_NAMES.items()})
+    return texts
 
 
 def test_the_rule_out_check_catches_what_the_review_found() -> None:

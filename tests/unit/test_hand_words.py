@@ -44,19 +44,19 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
          "mậu thầu Át (A-3-2) thắng mậu thầu Đầm (Q-J-4)"),
         # same pair: the first kicker that differs decides
         ("KS KH 9D 5C 2H", "KD KC 7S 6C 3H", "pair of kings, kicker nine (K-K-9-5-2) beats pair of kings, kicker seven (K-K-7-6-3)",
-         "đôi Già, kicker 9 (K-K-9-5-2) thắng đôi Già, kicker 7 (K-K-7-6-3)"),
+         "đôi Già, lá lẻ 9 (K-K-9-5-2) thắng đôi Già, lá lẻ 7 (K-K-7-6-3)"),
         # same top card in the front: read down to the card that decided
         ("TS 9H 4D", "TD 8C 4S", "ten-nine high (10-9-4) beats ten-eight high (10-8-4)",
          "mậu thầu 10-9 (10-9-4) thắng mậu thầu 10-8 (10-8-4)"),
         # the first kicker ties too: every card down to the one that decided, none skipped
         ("KS KH 9D 6C 3H", "KD KC 9S 5C 2H", "pair of kings, kickers nine-six (K-K-9-6-3) beats pair of kings, kickers nine-five (K-K-9-5-2)",
-         "đôi Già, kicker 9-6 (K-K-9-6-3) thắng đôi Già, kicker 9-5 (K-K-9-5-2)"),
+         "đôi Già, lá lẻ 9-6 (K-K-9-6-3) thắng đôi Già, lá lẻ 9-5 (K-K-9-5-2)"),
         # same top pair: the second pair decides, and both are in the name
         ("KS KH 9D 9C 4H", "KD KC 8S 8C AH", "two pair, kings and nines (K-K-9-9-4) beats two pair, kings and eights (K-K-8-8-A)",
          "thú Già-9 (K-K-9-9-4) thắng thú Già-8 (K-K-8-8-A)"),
         # both pairs tie: the fifth card
         ("KS KH 9D 9C 4H", "KD KC 9S 9H 3C", "two pair, kings and nines, kicker four (K-K-9-9-4) beats two pair, kings and nines, kicker three (K-K-9-9-3)",
-         "thú Già-9, kicker 4 (K-K-9-9-4) thắng thú Già-9, kicker 3 (K-K-9-9-3)"),
+         "thú Già-9, lá lẻ 4 (K-K-9-9-4) thắng thú Già-9, lá lẻ 3 (K-K-9-9-3)"),
         # flushes: read from the top down to the card that decided
         ("AS JS 9S 5S 2S", "AH JH 8H 7H 6H", "flush, ace-jack-nine high (A-J-9-5-2) beats flush, ace-jack-eight high (A-J-8-7-6)",
          "thùng Át-Bồi-9 (A-J-9-5-2) thắng thùng Át-Bồi-8 (A-J-8-7-6)"),
