@@ -18,14 +18,28 @@ from service.texts import KeyedName, Message, Named, phrasebook
 
 FOUL_REASONS: Final[dict[str, Named]] = {
     code: KeyedName(phrasebook("en")[key], key)
-    for code, key in {
-        "left": "foul_reason.left",
-        "timed_out": "foul_reason.timed_out",
-        "front_beats_middle": "foul_reason.front_beats_middle",
-        "middle_beats_back": "foul_reason.middle_beats_back",
-    }.items()
+    for code, key in {"left": "foul_reason.left", "timed_out": "foul_reason.timed_out"}.items()
 }
 """Each ``foul_reason`` code's words in an explanation: its English, and the key of its Vietnamese."""
+ORDER_FOULS: Final[dict[str, tuple[str, str, str]]] = {
+    "front_beats_middle": ("foul_reason.front_beats_middle", "front", "middle"),
+    "middle_beats_back": ("foul_reason.middle_beats_back", "middle", "back"),
+}
+"""The arrangement fouls: each names the stronger and the weaker chi."""
+
+
+@lru_cache(maxsize=256)
+def foul_reasons(ruleset: Ruleset) -> dict[str, Named]:
+    """Every foul reason's words under ``ruleset``: an arrangement foul names its two chi by the
+    ruleset's own labels in Vietnamese, since their numbers differ (in maubinh-bao chi 1 is the front)."""
+    reasons = dict(FOUL_REASONS)
+    for code, (key, stronger, weaker) in ORDER_FOULS.items():
+        en = phrasebook("en")[key].format(stronger=stronger, weaker=weaker)
+        labels = {p: ruleset.labels[p][:1].lower() + ruleset.labels[p][1:] for p in (stronger, weaker)}
+        reasons[code] = Named(en, phrasebook("vi")[key].format(stronger=labels[stronger], weaker=labels[weaker]))
+    return reasons
+
+
 PATTERNS_NAMED: Final[dict[str, Named]] = {
     pattern: Named(en.lower(), vi) for pattern, (en, vi) in PATTERN_NAMES.items()
 }
@@ -313,13 +327,14 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     ruleset has one; else, where foul_multiplier f > 1, total × (f − 1) on top of the chi it lost."""
     ruleset = room.ruleset
     f = ruleset.foul_multiplier
+    reasons = foul_reasons(ruleset)
     lines: list[LedgerLine] = []
     for pair in room.pairs:
         if pair.settled_by not in ("foul", "fixed_foul"):
             continue
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
-        who = {"loser": room.players[loser].id, "reason": FOUL_REASONS[room.players[loser].foul_reason or "left"]}
+        who = {"loser": room.players[loser].id, "reason": reasons[room.players[loser].foul_reason or "left"]}
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
             explanation = ("ledger.foul_fixed", {**who, "fixed": fixed})

@@ -27,6 +27,7 @@ const KEYS = {
   suit: { S: "viewer.suit_s", C: "viewer.suit_c", D: "viewer.suit_d", H: "viewer.suit_h" },
   pairColumns: ["viewer.col_pair", "viewer.col_winner", "viewer.col_units", "viewer.col_hands"],
 };
+const ORDER_FOULS = { front_beats_middle: ["front", "middle"], middle_beats_back: ["middle", "back"] };
 const STORED_LANGUAGE = "maubinh.viewer.language";
 
 const state = { result: null, request: null, claim: null, verdict: null, labels: null, step: 0, language: "en", texts: {} };
@@ -355,7 +356,8 @@ function renderPlayers(result) {
   for (const player of result.players) {
     const title = el("h4", {}, el("span", { text: player.id }));
     if (player.fouled) {
-      const reason = t(KEYS.foul[player.foul_reason]);
+      const order = ORDER_FOULS[player.foul_reason];  // the two chi by this ruleset's own labels
+      const reason = t(KEYS.foul[player.foul_reason], order ? { stronger: labelOf(order[0]), weaker: labelOf(order[1]) } : {});
       title.append(el("span", { class: "badge foul", text: t("viewer.fouled", { reason }) }));
     }
     if (player.instant_win) title.append(el("span", { class: "badge win", text: t("viewer.instant_win", { name: bothNames(player.instant_win) }) }));

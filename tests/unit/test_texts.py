@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from helpers import DECK_TEXT, golden_cases
 
-from service.documents import OPERATIONS, answer, verify_document
+from service.documents import OPERATIONS, answer, score_document, verify_document
 from service.serialize import dumps
 from service.texts import LANGUAGES, Text, localize, phrasebook
 
@@ -191,3 +191,18 @@ def test_a_text_is_its_english_and_renders_in_vietnamese() -> None:
     assert text == "the claimed amounts sum to 5, not 0"
     assert text.render("vi") == "tổng các số tiền đã ghi là 5, không phải 0"
     assert localize({"a": [text, "plain"]}, "vi") == {"a": ["tổng các số tiền đã ghi là 5, không phải 0", "plain"]}
+
+
+def test_an_arrangement_foul_names_its_chi_by_the_ruleset_s_labels() -> None:
+    """Second review, item 1: in maubinh-bao chi 1 is the front, so "chi 2 mạnh hơn chi 1" named a legal order."""
+    from helpers import golden_cases
+
+    fouled = {c["name"]: c["request"] for c in golden_cases()}
+    doubled = {"base": "maubinh-2020", "patch": {"fouls": {"foul_multiplier": 2}}}  # a foul line of its own
+    fouled["maubinh-2020/n2/fouled"] = {**fouled["maubinh-2020/n2/fouled"], "ruleset": doubled}
+    said = {}
+    for name in ("maubinh-bao/n2/fouled", "maubinh-2020/n2/fouled"):
+        body = json.loads(dumps(score_document(fouled[name], None, "vi"), "vi"))
+        said[name] = next(line["explanation"] for line in body["ledger"] if line["step"] == "foul")
+    assert "(chi giữa mạnh hơn chi cuối)" in said["maubinh-bao/n2/fouled"]
+    assert "(chi 2 mạnh hơn chi 1)" in said["maubinh-2020/n2/fouled"]
