@@ -261,6 +261,15 @@ def scoop_payment(
     return ScoopPayment(basis * (m * s - 1), basis, m, s, rule + SCOOP_BASES[ruleset.scoop_basis])
 
 
+def _scooped_by(loser: str, scoopers: int, opponents: int) -> Named:
+    """How many of its opponents scooped the loser, said only where it had more than one."""
+    if opponents == 1:
+        return Named("", "")
+    return Named(
+        f" ({scoopers} of {opponents} opponents scoop them)", f" ({loser} bị {scoopers}/{opponents} nhà bắt sập)"
+    )
+
+
 def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
     n = len(room.players)
     pays = scoop_payment(room.ruleset, n, scoopers, pair.chi_won(winner), pair.total(winner), sweeping)
@@ -271,11 +280,13 @@ def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoope
         {
             "winner": room.players[winner].id,
             "loser": room.players[loser].id,
-            "scoopers": scoopers,
-            "opponents": n - 1,
+            "by": _scooped_by(room.players[loser].id, scoopers, n - 1),
             "sweep": s,
             "basis": pays.basis,
             "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+            "times": m * s,
+            "extra": m * s - 1,
+            "units": pays.units,
         },
     )
     return _line(room, "scoop", loser, winner, pays.units, _with_knobs(pays.rule, pair), explanation)
@@ -349,7 +360,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     winner,
                     total * (f - 1),
                     _with_knobs("fouls.foul_multiplier", pair),
-                    ("ledger.foul_multiplied", {**who, "total": total, "multiplier": f}),
+                    ("ledger.foul_multiplied", {**who, "total": total, "multiplier": f, "extra": f - 1}),
                 )
             )
     return lines
