@@ -58,7 +58,8 @@ def _digits(strength: int) -> tuple[int, ...]:
 
 
 def _ranks(category: Category, digits: tuple[int, ...], wheel: Wheel) -> list[int]:
-    """The hand's ranks, highest first as §2.2 reads them (a wheel from its five down to its ace)."""
+    """The hand's ranks, highest first as §2.2 reads them (a wheel from its five down to its ace); a
+    straight's words read them the same way, from its top card down."""
     if category in (Category.STRAIGHT, Category.STRAIGHT_FLUSH):
         run = STRAIGHT_ORDERS[wheel][digits[0] - 1]
         return [3, 2, 1, 0, ACE] if run == WHEEL_RANKS else sorted(run, reverse=True)
@@ -76,8 +77,8 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
                 return "steel wheel", "thùng phá sảnh hạ"
             if top == ACE:
                 return "royal flush", "thùng phá sảnh thượng"
-            return f"straight flush, {en[low]} to {en[top]}", f"thùng phá sảnh từ {vi[low]} đến {vi[top]}"
-        return f"straight, {en[low]} to {en[top]}", f"sảnh từ {vi[low]} đến {vi[top]}"
+            return f"straight flush, {en[top]} down to {en[low]}", f"thùng phá sảnh từ {vi[top]} xuống {vi[low]}"
+        return f"straight, {en[top]} down to {en[low]}", f"sảnh từ {vi[top]} xuống {vi[low]}"
     if category in (Category.HIGH_CARD, Category.FLUSH):
         run_en, run_vi = "-".join(en[r] for r in ranks[:said]), "-".join(vi[r] for r in ranks[:said])
         if category == Category.HIGH_CARD:
@@ -153,4 +154,8 @@ def _words(strength: int, wheel: Wheel, decided: int) -> Named:
             en += (", kicker " if len(kickers) == 1 else ", kickers ") + "-".join(RANK_WORDS_EN[r] for r in kickers)
             vi += ", lá lẻ " + "-".join(RANK_WORDS_VI[r] for r in kickers)
     cards = "-".join(RANK_LETTERS[r] for r in ranks)
+    if category == Category.STRAIGHT and ranks[-1] == ACE and wheel == "second":  # players dispute it: say so
+        return Named(
+            f"{en} ({cards}, second highest under this ruleset)", f"{vi} ({cards}, lớn thứ nhì theo bộ luật này)"
+        )
     return Named(f"{en} ({cards})", f"{vi} ({cards})")

@@ -60,9 +60,9 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
         # flushes: read from the top down to the card that decided
         ("AS JS 9S 5S 2S", "AH JH 8H 7H 6H", "flush, ace-jack-nine high (A-J-9-5-2) beats flush, ace-jack-eight high (A-J-8-7-6)",
          "thùng Át-Bồi-9 (A-J-9-5-2) thắng thùng Át-Bồi-8 (A-J-8-7-6)"),
-        # the wheel is the second straight under wheel "second" (§2.2): read low to high
-        ("AS 2H 3D 4C 5H", "KS QH JD TC 9H", "straight, ace to five (5-4-3-2-A) beats straight, nine to king (K-Q-J-10-9)",
-         "sảnh từ Át đến 5 (5-4-3-2-A) thắng sảnh từ 9 đến Già (K-Q-J-10-9)"),
+        # the wheel is the second straight under wheel "second" (§2.2), and says so; read from the top down, as its cards
+        ("AS 2H 3D 4C 5H", "KS QH JD TC 9H", "straight, five down to ace (5-4-3-2-A, second highest under this ruleset) beats straight, king down to nine (K-Q-J-10-9)",
+         "sảnh từ 5 xuống Át (5-4-3-2-A, lớn thứ nhì theo bộ luật này) thắng sảnh từ Già xuống 9 (K-Q-J-10-9)"),
         ("8S 8H 8D 5C 5H", "7S 7H 7D KC KH", "full house, eights full of fives (8-8-8-5-5) beats full house, sevens full of kings (7-7-7-K-K)",
          "cù lũ 8 đôi 5 (8-8-8-5-5) thắng cù lũ 7 đôi Già (7-7-7-K-K)"),
         ("AS AH AD AC 2H", "9S 9H 9D 9C KH", "four aces (A-A-A-A-2) beats four nines (9-9-9-9-K)",
@@ -77,14 +77,15 @@ def test_a_chi_line_names_both_hands_ranks_and_decider(winner: str, loser: str, 
 
 
 def test_the_wheel_is_lowest_where_the_ruleset_says_so() -> None:
-    """Under wheel "lowest" the same wheel loses to a six-high straight, and is still read as A to 5."""
-    english, _ = said("2S 3H 4D 5C 6H", "AS 2H 3D 4C 5D", wheel="lowest")
-    assert english == "straight, two to six (6-5-4-3-2) beats straight, ace to five (5-4-3-2-A)"
+    """Under wheel "lowest" the same wheel loses to a six-high straight, is read 5 down to A, and needs no note."""
+    english, vietnamese = said("2S 3H 4D 5C 6H", "AS 2H 3D 4C 5D", wheel="lowest")
+    assert english == "straight, six down to two (6-5-4-3-2) beats straight, five down to ace (5-4-3-2-A)"
+    assert vietnamese == "sảnh từ 6 xuống 2 (6-5-4-3-2) thắng sảnh từ 5 xuống Át (5-4-3-2-A)"
 
 
 MACHINE_NAMES = re.compile("|".join(rf"\b{name}\b" for name in [*HAND_NAMES, *PATTERN_NAMES] if "_" in name))
 """The ids of hands and instant-win patterns that are not also words (``pair`` and ``flush`` are)."""
-RANK = re.compile(r"\((?:10|[2-9JQKA])(?:-(?:10|[2-9JQKA]))+\)")
+RANK = re.compile(r"\((?:10|[2-9JQKA])(?:-(?:10|[2-9JQKA]))+(?:, [^)]+)?\)")  # a wheel may say where it ranks
 
 
 def _golden_requests() -> list[dict[str, Any]]:
