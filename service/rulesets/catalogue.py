@@ -138,7 +138,8 @@ class Catalogue:
             return Text("ruleset.unknown_version", ruleset=ruleset_id, version=version[:16], known=known)
         known = ", ".join(self.latest)
         if (meant := near(ruleset_id, self.latest)) is not None:
-            return Text("ruleset.unknown_near", reference=reference[:80], near=meant, known=known)
+            pinned = f"{meant}@{version}" if at and version in self._versions[meant] else meant
+            return Text("ruleset.unknown_near", reference=reference[:80], near=pinned, known=known)
         return Text("ruleset.unknown", reference=reference[:80], known=known)
 
     def resolve(self, reference: Any, *, must_name: bool = False, version: int | None = None) -> Ruleset:

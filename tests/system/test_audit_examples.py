@@ -1,4 +1,4 @@
-"""The README's "Audits at scale", run as written on examples/audit/: the command line, the Parquet
+"""docs/audits.md's commands, run as written on examples/audit/: the command line, the Parquet
 tables, the DuckDB queries, the report and Spark local[2]. The report finds exactly the planted
 faults, and its figures are DuckDB's over the tables of the same run."""
 
@@ -17,9 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "audit"
-README = (ROOT / "README.md").read_text("utf-8")
-SECTION = README[README.index("## Audits at scale") : README.index("### The tables")]
-QUERIES = README[README.index("Four queries an auditor runs") :].split("```sql", 1)[1].split("```", 1)[0]
+AUDITS = (ROOT / "docs" / "audits.md").read_text("utf-8")
+SECTION = AUDITS[: AUDITS.index("## The tables")]
+QUERIES = AUDITS[AUDITS.index("Four queries an auditor runs") :].split("```sql", 1)[1].split("```", 1)[0]
 
 pytestmark = pytest.mark.slow
 

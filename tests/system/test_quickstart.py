@@ -1,0 +1,118 @@
+"""The README's quick starts, run as written against a real `maubinh serve`: curl on a four-player
+room and on a bad one, the generated Python and TypeScript clients, and the auditors' first month."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from server import start
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text("utf-8")
+SERVICE = "http://127.0.0.1:8000"
+"""Where the README's commands find the service (make run's); the test's server is elsewhere."""
+
+pytestmark = pytest.mark.slow
+
+
+def section(title: str) -> str:
+    return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def commands(text: str) -> list[str]:
+    """The section's shell lines (4-space code that is not an answer), continuations joined."""
+    found, pending = [], ""
+    for raw in text.splitlines():
+        if not raw.startswith("    ") or (raw.startswith("     ") and not pending):
+            continue
+        line = re.sub(r"\s+#.*$", "", raw.strip())
+        if not pending and line.startswith(("{", "[", '"')):
+            continue  # an answer shown, not a command
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        found.append(pending + line)
+        pending = ""
+    return found
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    base, process = start({})
+    yield base
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=15)
+
+
+def workspace(tmp_path: Path) -> Path:
+    """A folder where the README's paths resolve: the checkout's tools, its examples copied (the
+    commands write into them)."""
+    for name in ("openapi.yaml", "tests", "deploy"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])
+    if (ROOT / ".tools").exists():
+        (tmp_path / ".tools").symlink_to(ROOT / ".tools")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    return tmp_path
+
+
+def run(command: str, work: Path, base: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        ["bash", "-c", command.replace(SERVICE, base)], cwd=work, capture_output=True, text=True, timeout=600,
+        env={**env, "MAUBINH_URL": base}, check=False,
+    )  # fmt: skip
+    return done
+
+
+def test_the_integrators_quick_start_runs_as_written(served: str, tmp_path: Path) -> None:
+    if not (ROOT / ".tools" / "node_modules" / ".bin" / "tsc").exists() or shutil.which("node") is None:
+        pytest.fail("the TypeScript quick start needs node and `make tools`")
+    work = workspace(tmp_path)
+    lines = commands(section("Integrators: score rooms from your backend"))
+    assert [line.split()[0] for line in lines] == ["curl", "curl", "PATH=\"$PWD/.venv/bin:$PATH\"", ".venv/bin/python",
+                                                    ".tools/node_modules/.bin/openapi-typescript",
+                                                    ".tools/node_modules/.bin/tsc"]  # fmt: skip
+    env = dict(os.environ)
+    outputs = []
+    for command in lines:
+        done = run(command, work, served, env)
+        assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        outputs.append(done.stdout)
+    scored = json.loads(outputs[0])
+    assert [(p["id"], p["amount"]) for p in scored["players"]] == [("P", 30), ("Q", -10), ("R", -10), ("S", -10)]
+    assert scored["ruleset"]["id"] == "maubinh-chi-at" and scored["ruleset"]["version"] == "3"
+    first = scored["ledger"][0]
+    assert first["explanation"] in section("Integrators: score rooms from your backend")  # the README shows it
+    refused = json.loads(outputs[1])
+    assert refused["status"] == 422 and refused["type"] == "/problems/unprocessable-room"
+    codes = {(f["pointer"], f["code"]) for f in refused["errors"]}
+    assert {
+        ("/ruleset", "unknown_ruleset"),
+        ("/players/0/midle", "unknown_field"),
+        ("/players/1/back/0", "duplicate_card"),
+    } <= codes
+    assert "did you mean 'maubinh-chi-at@3'?" in refused["errors"][0]["message"]
+    assert outputs[3].splitlines()[0] == "maubinh-chi-at@3: P +30, Q -10, R -10, S -10"
+    assert any("dealt twice" in line for line in outputs[3].splitlines())
+    node = run("node examples/quickstart/score.js", work, served, env)
+    assert node.returncode == 0, node.stderr
+    assert node.stdout.splitlines()[0] == "maubinh-chi-at@3: P 30, Q -10, R -10, S -10"
+    assert "/players/0/midle: a typo: " in node.stdout and "/players/1/back/0: dealt twice: " in node.stdout
+
+
+def test_the_auditors_quick_start_runs_as_written(tmp_path: Path) -> None:
+    work = workspace(tmp_path)
+    lines = commands(section("Auditors: settle a dispute, then a month"))
+    assert len(lines) == 2 and lines[0].startswith("export ")
+    done = run(" && ".join(lines[:1]) + " ; " + lines[1], work, SERVICE, dict(os.environ))
+    assert done.returncode == 1, done.stderr  # the sample month disagrees, as planted
+    figures = json.loads((work / "report.json").read_text())
+    plants = json.loads((ROOT / "examples" / "audit" / "plants.json").read_text())
+    assert figures["in_dispute"] == plants["in_dispute"]
