@@ -67,8 +67,8 @@ PATTERN_NAMES: Final[Mapping[str, tuple[str, str]]] = {
     Pattern.THREE_FLUSHES: ("Three flushes", "Ba thùng"),
     Pattern.THREE_STRAIGHTS: ("Three straights", "Ba sảnh"),
     Pattern.FOUR_OF_A_KIND: ("Four of a kind", "Tứ quý"),
-    Pattern.FULL_HOUSE_MIDDLE: ("Full house in the middle", "Cù lũ chi 2"),
-    Pattern.TRIPS_FRONT: ("Trips in the front", "Sám chi 3"),
+    Pattern.FULL_HOUSE_MIDDLE: ("Full house in the middle", "Cù lũ chi giữa"),
+    Pattern.TRIPS_FRONT: ("Trips in the front", "Sám chi 3 lá"),
     Pattern.STRAIGHT_FLUSH: ("Straight flush", "Thùng phá sảnh"),
 }
 

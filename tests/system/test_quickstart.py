@@ -116,3 +116,34 @@ def test_the_auditors_quick_start_runs_as_written(tmp_path: Path) -> None:
     figures = json.loads((work / "report.json").read_text())
     plants = json.loads((ROOT / "examples" / "audit" / "plants.json").read_text())
     assert figures["in_dispute"] == plants["in_dispute"]
+
+
+def curl_blocks() -> list[tuple[str, str]]:
+    """(page, command) for every `curl` block of the README and docs/: the indented lines from `curl`
+    to the block's end, a JSON body spanning them inside its quotes."""
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        block: list[str] = []
+        for raw in [*page.read_text("utf-8").splitlines(), ""]:
+            if raw.startswith("    curl "):
+                block = [raw[4:]]
+            elif block and raw.startswith("    "):
+                block.append(raw[4:])
+            elif block:
+                found.append((page.name, "\n".join(block)))
+                block = []
+    return found
+
+
+def test_every_curl_of_the_readme_and_docs_is_answered(served: str, tmp_path: Path) -> None:
+    """Each as written (the service's address aside): 200, or the 422 it shows, never another status."""
+    work = workspace(tmp_path)
+    blocks = curl_blocks()
+    assert len(blocks) >= 4
+    for page, command in blocks:
+        done = run(
+            command.replace("curl -s ", "curl -s -o answer.json -w '%{http_code}' ", 1), work, served, dict(os.environ)
+        )
+        answer = json.loads((work / "answer.json").read_text())
+        expected = "422" if "bad-room" in command else "200"
+        assert done.stdout == expected, f"{page}: {command}\n{answer}"
