@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,21 @@ def heads_up(ruleset: Any, p: str = P, **p_extra: Any) -> dict[str, Any]:
 
 def three(ruleset: Any, c: str = C, **c_extra: Any) -> dict[str, Any]:
     return scored(room(ruleset, seat("A", Q), seat("B", P), seat("C", c, **c_extra)))
+
+
+def shell_lines(text: str) -> list[str]:
+    """The shell lines of a page's 4-space code blocks, continuations joined, comments and the answers
+    shown (JSON) dropped: what a reader types."""
+    found, pending = [], ""
+    for raw in text.splitlines():
+        if not raw.startswith("    ") or (raw.startswith("     ") and not pending):
+            continue
+        line = re.sub(r"\s+#.*$", "", raw.strip())
+        if not pending and line.startswith(("{", "[", '"')):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        found.append(pending + line)
+        pending = ""
+    return found

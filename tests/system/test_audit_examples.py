@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from helpers import shell_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "audit"
@@ -22,21 +23,6 @@ SECTION = AUDITS[: AUDITS.index("## The tables")]
 QUERIES = AUDITS[AUDITS.index("Four queries an auditor runs") :].split("```sql", 1)[1].split("```", 1)[0]
 
 pytestmark = pytest.mark.slow
-
-
-def commands(text: str) -> list[str]:
-    """The section's shell lines (4-space code), continuations joined and comments dropped."""
-    found, pending = [], ""
-    for raw in text.splitlines():
-        if not raw.startswith("    ") or (raw.startswith("     ") and not pending):
-            continue
-        line = re.sub(r"\s+#.*$", "", raw.strip())
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        found.append(pending + line)
-        pending = ""
-    return found
 
 
 CLUSTER = ("spark://", "s3a://", "pip wheel", "cp dist/")
@@ -51,7 +37,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     for name in (".venv", "examples", "deploy"):
         (work / name).symlink_to(ROOT / name if name != ".venv" else Path(sys.executable).parents[1])
     env = {k: v for k, v in os.environ.items() if k != "MAUBINH_RULESETS_DIR"}
-    run = [c for c in commands(SECTION) if not any(marker in c for marker in CLUSTER)]
+    run = [c for c in shell_lines(SECTION) if not any(marker in c for marker in CLUSTER)]
     assert len(run) == 4, run  # export, score, verify, spark-submit
     for command in run:
         if command.startswith("export "):

@@ -3,7 +3,6 @@ room and on a bad one, the generated Python and TypeScript clients, and the audi
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import shell_lines
 from server import start
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,23 +24,6 @@ pytestmark = pytest.mark.slow
 
 def section(title: str) -> str:
     return README.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
-
-
-def commands(text: str) -> list[str]:
-    """The section's shell lines (4-space code that is not an answer), continuations joined."""
-    found, pending = [], ""
-    for raw in text.splitlines():
-        if not raw.startswith("    ") or (raw.startswith("     ") and not pending):
-            continue
-        line = re.sub(r"\s+#.*$", "", raw.strip())
-        if not pending and line.startswith(("{", "[", '"')):
-            continue  # an answer shown, not a command
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        found.append(pending + line)
-        pending = ""
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +58,7 @@ def test_the_integrators_quick_start_runs_as_written(served: str, tmp_path: Path
     if not (ROOT / ".tools" / "node_modules" / ".bin" / "tsc").exists() or shutil.which("node") is None:
         pytest.fail("the TypeScript quick start needs node and `make tools`")
     work = workspace(tmp_path)
-    lines = commands(section("Integrators: score rooms from your backend"))
+    lines = shell_lines(section("Integrators: score rooms from your backend"))
     assert [line.split()[0] for line in lines] == ["curl", "curl", "PATH=\"$PWD/.venv/bin:$PATH\"", ".venv/bin/python",
                                                     ".tools/node_modules/.bin/openapi-typescript",
                                                     ".tools/node_modules/.bin/tsc"]  # fmt: skip
@@ -109,7 +92,7 @@ def test_the_integrators_quick_start_runs_as_written(served: str, tmp_path: Path
 
 def test_the_auditors_quick_start_runs_as_written(tmp_path: Path) -> None:
     work = workspace(tmp_path)
-    lines = commands(section("Auditors: settle a dispute, then a month"))
+    lines = shell_lines(section("Auditors: settle a dispute, then a month"))
     assert len(lines) == 2 and lines[0].startswith("export ")
     done = run(" && ".join(lines[:1]) + " ; " + lines[1], work, SERVICE, dict(os.environ))
     assert done.returncode == 1, done.stderr  # the sample month disagrees, as planted
