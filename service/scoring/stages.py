@@ -134,7 +134,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     lines: list[LedgerLine] = []
     bonuses: list[LedgerLine] = []
     ruleset = room.ruleset
-    names, wheel = position_names(ruleset), ruleset.wheel
+    names, wheel, reasons = position_names(ruleset), ruleset.wheel, foul_reasons(ruleset)
     bonus_text = "ledger.bonus_added" if ruleset.bonus_mode == "add" else "ledger.bonus"
     for pair in room.pairs:
         for k, winner in enumerate(pair.winners):
@@ -149,7 +149,8 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             hands = {"payee": won.info.id, "payer": None if lost is None else lost.info.id}
             where = names[position]
             if lost is None:
-                how = ("ledger.chi_foul", {"position": where, "loser": lose.id})
+                reason = reasons[lose.foul_reason or "left"]
+                how = ("ledger.chi_foul", {"position": where, "loser": lose.id, "reason": reason})
             else:
                 decided = deciding_rank(won.strength, lost.strength)
                 how = (
@@ -265,9 +266,9 @@ def _scooped_by(loser: str, scoopers: int, opponents: int) -> Named:
     """How many of its opponents scooped the loser, said only where it had more than one."""
     if opponents == 1:
         return Named("", "")
-    return Named(
-        f" ({scoopers} of {opponents} opponents scoop them)", f" ({loser} bị {scoopers}/{opponents} nhà bắt sập)"
-    )
+    key = "ledger.scooped_by_all" if scoopers == opponents else "ledger.scooped_by_some"
+    fields = {"loser": loser, "scoopers": scoopers, "opponents": opponents}
+    return Named(" " + phrasebook("en")[key].format(**fields), " " + phrasebook("vi")[key].format(**fields))
 
 
 def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
@@ -303,7 +304,14 @@ def _sweep_total_line(room: EvaluatedRoom, pair: Pair, sweeper: int) -> LedgerLi
     rule = f"scoop.sweep_pays, {sweep_rule}" + (", fouls.fixed_units" if fixed else "")
     explanation = (
         "ledger.sweep_pays_total",
-        {"winner": room.players[sweeper].id, "loser": room.players[other].id, "total": paid, "sweep": s},
+        {
+            "winner": room.players[sweeper].id,
+            "loser": room.players[other].id,
+            "total": paid,
+            "sweep": s,
+            "extra": s - 1,
+            "units": paid * (s - 1),
+        },
     )
     return _line(room, "scoop", other, sweeper, paid * (s - 1), _with_knobs(rule, pair), explanation)
 
@@ -360,7 +368,10 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     winner,
                     total * (f - 1),
                     _with_knobs("fouls.foul_multiplier", pair),
-                    ("ledger.foul_multiplied", {**who, "total": total, "multiplier": f, "extra": f - 1}),
+                    (
+                        "ledger.foul_multiplied",
+                        {**who, "total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
+                    ),
                 )
             )
     return lines
@@ -408,6 +419,7 @@ def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine
                 "payer_aces": room.players[debtor].aces,
                 "payee_aces": room.players[creditor].aces,
                 "units_per_ace": u,
+                "units": paid,
             }
             lines.append(
                 _line(room, "ace", debtor, creditor, paid, "aces.units_per_ace", ("ledger.ace_balance", values))
@@ -462,6 +474,7 @@ def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[Ledge
                                 "pays": rule.no_ace_pays,
                                 "collectors": len(collectors),
                                 "least": rule.collector_min_aces,
+                                "units": share + extra,
                             },
                         ),
                     )

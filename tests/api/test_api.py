@@ -294,5 +294,5 @@ def test_a_problem_type_resolves_to_its_page_in_the_reader_s_language(client: Fl
     vietnamese = client.get(problem["type"], headers={"Accept-Language": "vi"})
     assert english.headers["Content-Language"] == "en" and vietnamese.headers["Content-Language"] == "vi"
     assert "<h1>Bad JSON (400)</h1>" in english.get_data(as_text=True)
-    assert "Nên gửi gì thay vào" in vietnamese.get_data(as_text=True)
+    assert "Cách khắc phục" in vietnamese.get_data(as_text=True)
     assert client.get("/problems/no-such-type").status_code == 404

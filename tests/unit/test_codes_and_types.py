@@ -50,5 +50,5 @@ def test_every_problem_type_is_in_the_contract_and_has_its_page_in_both_language
     for slug in PROBLEM_TYPES:
         english, vietnamese = problem_page(slug, "en"), problem_page(slug, "vi")
         assert english and vietnamese and english != vietnamese
-        assert b'<html lang="vi">' in vietnamese and "Nên gửi gì thay vào".encode() in vietnamese
+        assert b'<html lang="vi">' in vietnamese and "Cách khắc phục".encode() in vietnamese
     assert problem_page("no-such-type", "en") is None

@@ -85,7 +85,9 @@ MORE_FIELDS = {
     "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
     "ledger.scoop_": {"times", "extra", "units"},  # Vietnamese says the sum a support agent reads aloud
     "ledger.sweep_": {"times", "extra", "units"},
-    "ledger.foul_multiplied": {"extra"},
+    "ledger.foul_multiplied": {"extra", "units"},
+    "ledger.no_ace": {"units"},
+    "ledger.scooped_by_": {"loser"},  # Vietnamese names who was scooped
 }
 """Fields the code gives that the English template does not use."""
 
