@@ -32,8 +32,8 @@ def call(base: str, path: str, body: Any = None) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
-def start(extra_env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
-    """`maubinh serve` on a free port, once /readyz answers."""
+def start(extra_env: dict[str, str], probe: str = "/readyz") -> tuple[str, subprocess.Popen[bytes]]:
+    """`maubinh serve` on a free port, once ``probe`` answers 200 (/healthz: alive, ready or not)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
     env.update(MAUBINH_WORKERS="2", MAUBINH_LOG_REQUESTS="off", MAUBINH_GRACEFUL_TIMEOUT="10")
@@ -49,7 +49,7 @@ def start(extra_env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and process.poll() is None:
         try:
-            if call(base, "/readyz")[0] == 200:
+            if call(base, probe)[0] == 200:
                 return base, process
         except OSError:
             time.sleep(0.1)

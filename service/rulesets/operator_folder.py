@@ -18,7 +18,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path as FilePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from service.rulesets import Ruleset, RulesetError, RulesetFault
 from service.strict_json import BadDocument, loads
@@ -67,15 +67,22 @@ def _operator_file_text(path: FilePath) -> bytes:
     return text
 
 
-def load_operator_file(path: FilePath, catalogue: Catalogue, version: int = 1) -> tuple[FilePath, Ruleset]:
-    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue`` as
-    ``version`` of its id, and parsed as strictly as a request body (a key twice is refused)."""
+def _json_object(path: FilePath, unreadable: str, not_object: str) -> dict[str, Any]:
+    """An operator's file as one JSON object, read as strictly as a request body (a key twice is
+    refused); the two keys say what is wrong when it is not."""
     try:
         document = loads(_operator_file_text(path))
     except BadDocument as error:
-        raise _refused(path, Text("ruleset.operator_unreadable", error=error.args[0])) from None
+        raise _refused(path, Text(unreadable, error=error.args[0])) from None
     if not isinstance(document, dict):
-        raise _refused(path, Text("ruleset.operator_shape"))
+        raise _refused(path, Text(not_object))
+    return document
+
+
+def load_operator_file(path: FilePath, catalogue: Catalogue, version: int = 1) -> tuple[FilePath, Ruleset]:
+    """One operator file, ``{"base": …, "patch": {"id": …, …}}``, resolved against ``catalogue`` as
+    ``version`` of its id, and parsed as strictly as a request body (a key twice is refused)."""
+    document = _json_object(path, "ruleset.operator_unreadable", "ruleset.operator_shape")
     try:
         return path, catalogue.resolve(document, must_name=True, version=version)
     except RulesetError as error:
@@ -114,12 +121,7 @@ def read_lock(directory: FilePath) -> dict[str, str] | None:
     path = directory / LOCK_FILE
     if not path.exists():
         return None
-    try:
-        lock = loads(_operator_file_text(path))
-    except BadDocument as error:
-        raise _refused(path, Text("ruleset.lock_unreadable", error=error.args[0])) from None
-    if not isinstance(lock, dict):
-        raise _refused(path, Text("ruleset.lock_shape"))
+    lock = _json_object(path, "ruleset.lock_unreadable", "ruleset.lock_shape")
     for reference, digest in lock.items():
         if not LOCKED.fullmatch(reference) or not isinstance(digest, str) or not DIGEST.fullmatch(digest):
             raise _refused(path, Text("ruleset.lock_shape"), reference[:80])

@@ -7,11 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from helpers import CLUB, CLUB_E1, ruleset_folder
-from server import call, free_port, start
+from server import call, start
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "k8s" / "overlays" / "production" / "rulesets"
@@ -56,30 +55,11 @@ def test_the_shipped_example_checks_clean() -> None:
     assert "ok club-hanoi@1 " in checked.stdout and checked.stdout.endswith(" locked\n")
 
 
-def unready(env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:
-    """`maubinh serve` that is alive (/healthz) but, as expected here, not ready."""
-    port = free_port()
-    process = subprocess.Popen(
-        [MAUBINH, "serve", "--port", str(port)], env={**os.environ, "MAUBINH_LOG_REQUESTS": "off", **env},
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if call(base, "/healthz")[0] == 200:
-                return base, process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError("never alive: " + (process.stderr.read() if process.stderr else ""))
-
-
 def test_serve_with_a_bad_file_starts_unready_naming_it(tmp_path: Path) -> None:
     """Alive, so that an orchestrator does not restart it in a loop; not ready, so that no traffic
     comes; scoring nothing under other rules; the file named where an operator looks, and counted."""
     directory = ruleset_folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
-    base, process = unready({"MAUBINH_RULESETS_DIR": str(directory)})
+    base, process = start({"MAUBINH_RULESETS_DIR": str(directory)}, probe="/healthz")  # alive, not ready
     said = f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of"
     try:
         status, body = call(base, "/readyz")
@@ -92,7 +72,7 @@ def test_serve_with_a_bad_file_starts_unready_naming_it(tmp_path: Path) -> None:
         assert "maubinh_operator_rulesets_failed 1.0" in metrics.decode()
     finally:
         process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=30)
+        stderr = process.communicate(timeout=30)[1].decode()
     assert "starting unready" in stderr and said in stderr
 
 
