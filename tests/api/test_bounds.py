@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 from helpers import golden_cases
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from service import documents, jsonl, spreadsheet
 from service.api import create_app
@@ -159,6 +160,20 @@ def test_a_body_past_the_limit_is_413_however_framed(client: FlaskClient, chunke
     at_limit = padded(E1, limit)
     assert post(at_limit).status_code == 200
     assert post(at_limit + b"garbage").status_code == 413
+
+
+def test_a_body_that_ends_before_its_declared_length_is_a_400(client: FlaskClient) -> None:
+    body = json.dumps(E1).encode()
+    environ = EnvironBuilder("/v1/score", method="POST", data=body, content_type="application/json").get_environ()
+    environ["CONTENT_LENGTH"] = str(len(body) + 10)  # the client closed 10 bytes early
+    answer, status, _ = run_wsgi_app(client.application, environ)  # the test client would mend the length
+    problem = json.loads(b"".join(answer))
+    assert status == "400 BAD REQUEST"
+    assert problem["type"] == "/problems/bad-json"
+    assert (
+        problem["detail"]
+        == f"The body ended after {len(body)} of the {len(body) + 10} bytes its Content-Length declared."
+    )
 
 
 def test_the_batch_route_refuses_a_chunked_body_past_its_own_limit() -> None:
