@@ -7,7 +7,6 @@ request's variant, whatever id its patch gives. No player or room ids.
 
 from __future__ import annotations
 
-import collections
 import os
 import platform
 import resource
@@ -216,24 +215,27 @@ def noted(result: dict[str, Any], outcomes: list[RoomOutcome | RoomRefused]) -> 
 def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> None:
     """Rooms scored by ruleset and size, their fouls and instant wins, and the rooms refused by code:
     one increment per label set, however many rooms a batch held."""
-    rooms: collections.Counter[tuple[str, str]] = collections.Counter()
-    fouls: collections.Counter[str] = collections.Counter()
-    instant_wins: collections.Counter[tuple[str, str]] = collections.Counter()
-    codes: collections.Counter[str] = collections.Counter()
+    rooms: dict[tuple[str, str], int] = {}
+    fouls: dict[str, int] = {}
+    instant_wins: dict[tuple[str, str], int] = {}
+    codes: dict[str, int] = {}
     refused = 0
     for outcome in outcomes:
         if isinstance(outcome, RoomRefused):
             refused += 1
-            codes.update(outcome.codes)
+            for code in outcome.codes:
+                codes[code] = codes.get(code, 0) + 1
             continue
-        rooms[outcome.ruleset, str(outcome.players)] += 1
-        fouls[outcome.ruleset] += outcome.fouls
-        instant_wins.update((outcome.ruleset, pattern) for pattern in outcome.instant_wins)
+        key = (outcome.ruleset, str(outcome.players))
+        rooms[key] = rooms.get(key, 0) + 1
+        if outcome.fouls:
+            fouls[outcome.ruleset] = fouls.get(outcome.ruleset, 0) + outcome.fouls
+        for pattern in outcome.instant_wins:
+            instant_wins[outcome.ruleset, pattern] = instant_wins.get((outcome.ruleset, pattern), 0) + 1
     for labels, count in rooms.items():
         ROOMS.labels(*labels).inc(count)
     for ruleset, count in fouls.items():
-        if count:
-            FOULS.labels(ruleset).inc(count)
+        FOULS.labels(ruleset).inc(count)
     for labels, count in instant_wins.items():
         INSTANT_WINS.labels(*labels).inc(count)
     if refused:
