@@ -1,9 +1,11 @@
-"""Compiles the settlement pipeline, the serializer, the hand evaluator and the patterns with mypyc
-(C extensions) at install.
+"""Compiles the settlement pipeline, the serializer, the hand evaluator, the patterns and the request
+path's own modules (the strict JSON reader, the bounds, the room's rules, loading and the documents)
+with mypyc (C extensions) at install.
 
 They are plain, strictly typed Python; compiled, the pipeline and the hand tables a one-room command
-builds at start-up are faster (README, Layout, gives the figures). Set MAUBINH_PURE_PYTHON=1 to
-install without compiling (everything works the same, slower).
+builds at start-up are faster, and a request spends less of its time outside the room (docs/layout.md
+and docs/benchmarks.md give the figures). Set MAUBINH_PURE_PYTHON=1 to install without compiling
+(everything works the same, slower).
 """
 
 import os
@@ -11,7 +13,18 @@ import os
 from setuptools import setup
 
 SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "stages")]
-COMPILED = [*SCORING, "service/serialize.py", "service/hands.py", "service/patterns.py", "service/hand_words.py"]
+COMPILED = [
+    *SCORING,
+    "service/serialize.py",
+    "service/hands.py",
+    "service/patterns.py",
+    "service/hand_words.py",
+    "service/strict_json.py",
+    "service/validation/bounds.py",
+    "service/validation/room_rules.py",
+    "service/validation/load.py",
+    "service/documents.py",
+]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":
     setup()

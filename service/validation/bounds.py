@@ -56,7 +56,7 @@ def oversized(raw: Any, path: tuple[str, ...] = (), place: tuple[str, ...] = ())
     if not below:
         return
     if isinstance(raw, dict):
-        for key in sorted(below & raw.keys()):
+        for key in sorted(raw.keys() & below):
             yield from oversized(raw[key], (*path, key), (*place, key))
     elif isinstance(raw, list) and EVERY in below:
         every = (*place, EVERY)
