@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Final
 
 from service.texts import Named, Text
 
@@ -36,6 +36,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out[key] = value
     return out
 
+
+_DECODER: Final = json.JSONDecoder(parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+"""One decoder for every document: ``json.loads`` with hooks builds a decoder and its scanner per call."""
 
 JSON_ERRORS = {
     "Expecting value": Named("Expecting value", "thiếu một giá trị"),
@@ -79,7 +82,7 @@ def loads(body: bytes | str) -> Any:
     except UnicodeDecodeError as error:
         raise BadDocument(Text("bad_json.not_utf8", byte=error.start)) from error
     try:
-        document = json.loads(text, parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+        document = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
         raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
