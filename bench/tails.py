@@ -1,6 +1,6 @@
 """Latency tails under load: one `maubinh serve` with the defaults (2 workers, loopback), before and
-after the fair-turns and frozen-heap hooks (service/gunicorn_config.py's ``pre_request`` and
-``pre_fork``), in one run.
+after the fair-turns, frozen-heap and staggered-recycling hooks (service/gunicorn_config.py's
+``pre_request``, ``pre_fork`` and ``post_fork``), in one run.
 
 "before" is the same server with those hooks replaced by no-ops (a config file written here), so the
 two differ by them alone. Each round measures both, taking turns going first:
@@ -36,6 +36,10 @@ def pre_request(worker, request):  # before: no fair turns
 
 
 def pre_fork(server, worker):  # before: no frozen heap
+    pass
+
+
+def post_fork(server, worker):  # before: workers recycle together
     pass
 """
 

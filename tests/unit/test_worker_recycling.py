@@ -1,0 +1,38 @@
+"""Workers recycle one at a time: the first ones' max_requests are spread over the whole."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from types import ModuleType, SimpleNamespace
+
+import pytest
+
+
+@pytest.fixture
+def config(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)  # importing it empties that folder
+    sys.modules.pop("service.gunicorn_config", None)
+    return importlib.import_module("service.gunicorn_config")
+
+
+def limit(config: ModuleType, age: int, workers: int = 2, max_requests: int = 20000, drawn: int = 21000) -> int:
+    """The max_requests a worker keeps after post_fork; ``drawn`` is what gunicorn gave it (jitter in)."""
+    server = SimpleNamespace(cfg=SimpleNamespace(max_requests=max_requests), num_workers=workers)
+    worker = SimpleNamespace(age=age, max_requests=drawn)
+    config.post_fork(server, worker)
+    return int(worker.max_requests)
+
+
+def test_the_first_workers_recycle_at_evenly_spaced_points(config: ModuleType) -> None:
+    assert [limit(config, age) for age in (1, 2)] == [10500, 21000]
+    assert [limit(config, age, workers=4, drawn=20000) for age in (1, 2, 3, 4)] == [5000, 10000, 15000, 20000]
+
+
+def test_their_successors_recycle_at_the_whole(config: ModuleType) -> None:
+    """A successor starts when the others are part way: the spacing carries on by itself."""
+    assert [limit(config, age) for age in (3, 4, 9)] == [21000, 21000, 21000]
+
+
+def test_no_recycling_stays_none(config: ModuleType) -> None:
+    assert limit(config, 1, max_requests=0, drawn=sys.maxsize) == sys.maxsize
