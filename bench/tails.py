@@ -2,8 +2,8 @@
 after the fair-turns, frozen-heap and staggered-recycling hooks (service/gunicorn_config.py's
 ``pre_request``, ``pre_fork`` and ``post_fork``), in one run.
 
-"before" is the same server with those hooks replaced by no-ops (a config file written here), so the
-two differ by them alone. Each round measures both, taking turns going first:
+"before" is the same server with those hooks replaced by no-ops and workers recycled every 20,000
+requests (a config file written here), so the two differ by them alone. Each round measures both, taking turns going first:
 - POST /v1/score (one valid 4-player room), closed loop (wrk) at 4 and 16 connections: p50/p90/p99, errors;
 - GET /healthz, closed loop at 16 connections, and the score/healthz throughput ratio at 16;
 - POST /v1/score rate-limited (hey, 8 connections) at half the closed-loop rate at 16: p50/p99;
@@ -29,6 +29,8 @@ from hostile import slow_clients
 from load import WRK_REPORT, WRK_SCRIPT, free_port, hey_fixed_rate, require, room_body, wait_ready, wrk
 
 BEFORE_CONFIG = """from service.gunicorn_config import *  # noqa: F403
+
+max_requests, max_requests_jitter = 20000, 2000  # before: recycled every 20,000 requests
 
 
 def pre_request(worker, request):  # before: no fair turns

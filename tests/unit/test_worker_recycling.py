@@ -36,3 +36,11 @@ def test_their_successors_recycle_at_the_whole(config: ModuleType) -> None:
 
 def test_no_recycling_stays_none(config: ModuleType) -> None:
     assert limit(config, 1, max_requests=0, drawn=sys.maxsize) == sys.maxsize
+
+
+def test_a_connection_closes_after_its_thousandth_request(config: ModuleType) -> None:
+    """Connections spread again over the workers: each is closed after keepalive_requests answers."""
+    requests = [SimpleNamespace(req_number=n, must_close=False) for n in (1, 999, 1000, 1001)]
+    for request in requests:
+        config.pre_request(SimpleNamespace(), request)
+    assert [r.must_close for r in requests] == [False, False, True, True]
