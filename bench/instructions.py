@@ -4,8 +4,9 @@ shared host's noise does not move.
 The whole path is ``maubinh score --jsonl --jobs 1`` over 800 and over 200 rooms:
 (I(800) − I(200)) / 600, so that start-up cancels out. The stages are the same difference over an
 in-process loop that stops after each stage in turn (parse → load → settle → answer → bytes): each
-row is what its stage adds to the one before.
-Run: .venv/bin/python bench/instructions.py        (about 3 minutes)
+row is what its stage adds to the one before. Then a request through the WSGI app in process (Flask,
+metrics, logs off): ``POST /v1/score`` against ``GET /healthz``, what sets their throughput ratio.
+Run: .venv/bin/python bench/instructions.py        (about 4 minutes)
 """
 
 from __future__ import annotations
@@ -46,6 +47,21 @@ for line in open(sys.argv[2], "rb"):
     if stage == "answer":
         continue
     dumps(body, "en")
+"""
+REQUESTS = """
+import io, os, sys, tempfile
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp()
+from service.api import create_app
+app = create_app({"log_requests": False})
+score = sys.argv[1] == "score"
+for line in open(sys.argv[2], "rb"):
+    environ = {"REQUEST_METHOD": "POST" if score else "GET", "PATH_INFO": "/v1/score" if score else "/healthz",
+               "SERVER_NAME": "x", "SERVER_PORT": "80", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(line),
+               "CONTENT_LENGTH": str(len(line)), "CONTENT_TYPE": "application/json", "SERVER_PROTOCOL": "HTTP/1.1",
+               "wsgi.errors": sys.stderr}
+    statuses = []
+    b"".join(app(environ, lambda status, headers, exc=None: statuses.append(status)))
+    assert statuses[0].startswith("200"), statuses
 """
 
 
@@ -94,6 +110,14 @@ def main() -> None:
         print(f"| {stage} | {added / 1e6:.3f} M | {added / in_process:.0%} |")
     print(f"| in process, bytes to bytes | {in_process / 1e6:.3f} M | |")
     print(f"| maubinh score --jsonl --jobs 1, the whole path | {whole / 1e6:.3f} M | (goal <= 2.0 M) |")
+    _, _, requests = sample("requests", REQUESTS)
+    score, health = (per_room([sys.executable, str(requests), route], small, large) for route in ("score", "healthz"))
+    print("instructions per request through the WSGI app, in process (Flask, metrics; logs off)")
+    print("| request | instructions |")
+    print("|---|---|")
+    print(f"| POST /v1/score, one four-player room | {score / 1e6:.3f} M |")
+    print(f"| GET /healthz | {health / 1e6:.3f} M |")
+    print(f"| the difference: what a room costs a request | {(score - health) / 1e6:.3f} M |")
 
 
 if __name__ == "__main__":
