@@ -29,8 +29,9 @@ timeout = _int("MAUBINH_TIMEOUT", 30)
 graceful_timeout = _int("MAUBINH_GRACEFUL_TIMEOUT", 20)
 keepalive = _int("MAUBINH_KEEPALIVE", 5)
 max_requests = _int("MAUBINH_MAX_REQUESTS", 1_000_000)
-"""A safety net, not a cure: a worker's memory stays flat over 160,000 score requests, and each recycle
-costs a worker for 1-2 s (post_fork). At 20,000 a saturated worker was replaced every 14 s."""
+"""A safety net, not a cure: a worker's memory stays flat under load, and each recycle costs a worker
+for a second or two (post_fork), so a saturated worker is not recycled every few seconds
+(docs/benchmarks.md, "The score path against healthz")."""
 max_requests_jitter = _int("MAUBINH_MAX_REQUESTS_JITTER", 50_000)
 keepalive_requests = _int("MAUBINH_KEEPALIVE_REQUESTS", 1000)
 """A connection closes after this many requests (0: never), as nginx's keepalive_requests: its
@@ -73,9 +74,9 @@ def pre_fork(server: Any, worker: Any) -> None:
 def post_fork(server: Any, worker: Any) -> None:
     """The first workers recycle at evenly spaced fractions of max_requests (the k-th of n at k/n,
     jitter included), their successors at the whole: sharing the load evenly, they would reach it
-    within a second of each other, and a recycled worker is replaced only 1–2 s later (gevent's
-    worker notices once a second, drains in one-second steps, and the master forks after it exits),
-    so with every worker leaving at once each connection waited a second (healthz p99 1.1 s)."""
+    within a second of each other, and a recycled worker is replaced only a second or two later
+    (gevent's worker notices once a second, drains in one-second steps, and the master forks after it
+    exits), so with every worker leaving at once each connection waited (the tails' second cause)."""
     if server.cfg.max_requests > 0 and worker.age <= server.num_workers:
         worker.max_requests = worker.max_requests * worker.age // server.num_workers
 

@@ -80,7 +80,7 @@ def _read_body() -> bytes:
 
 def _declared_length(length: int) -> bytes:
     """A body of declared length, read from the WSGI input in one call (400 if it ends short): werkzeug's
-    stream reads through 64 KB buffers, 3% of a score request's instructions (docs/benchmarks.md)."""
+    stream reads it through 64 KB buffers, a visible share of a score request (docs/benchmarks.md)."""
     body: bytes = request.environ["wsgi.input"].read(length)
     if len(body) < length:
         raise ClientDisconnected(Text("problem.body_short_detail", received=len(body), declared=length))
