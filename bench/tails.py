@@ -3,7 +3,8 @@ after the fair-turns, frozen-heap and staggered-recycling hooks (service/gunicor
 ``pre_request``, ``pre_fork`` and ``post_fork``), in one run.
 
 "before" is the same server with those hooks replaced by no-ops and workers recycled every 20,000
-requests (a config file written here), so the two differ by them alone. Each round measures both, taking turns going first:
+requests, as before 2026-12-02 (a config file written here), so the two differ by these alone. Each
+round measures both, taking turns going first:
 - POST /v1/score (one valid 4-player room), closed loop (wrk) at 4 and 16 connections: p50/p90/p99, errors;
 - GET /healthz, closed loop at 16 connections, and the score/healthz throughput ratio at 16;
 - POST /v1/score rate-limited (hey, 8 connections) at half the closed-loop rate at 16: p50/p99;

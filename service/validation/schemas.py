@@ -109,12 +109,12 @@ def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
     loaded: dict[str, Any] = {}
     for name, field in _PLAYER_FIELDS:
         given = player.get(name, missing)
+        if given is missing and name in _ABSENT:
+            if _ABSENT[name] is not missing:
+                loaded[name] = _ABSENT[name]
+            continue
         if given is missing or given is None:
-            if given is missing and name in _ABSENT:
-                if _ABSENT[name] is not missing:
-                    loaded[name] = _ABSENT[name]
-            else:
-                errors[name] = [field.error_messages["required" if given is missing else "null"]]
+            errors[name] = [field.error_messages["required" if given is missing else "null"]]
             continue
         try:
             value = field._deserialize(given, name, player)
