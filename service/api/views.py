@@ -9,8 +9,10 @@ from typing import Any
 
 import gevent
 from flask import Blueprint, Response, current_app, g, request
+from gunicorn.http.errors import ParseException
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.exceptions import (
+    BadRequest,
     ClientDisconnected,
     NotFound,
     RequestEntityTooLarge,
@@ -22,6 +24,7 @@ from werkzeug.http import parse_accept_header
 
 from service import version
 from service.api import metrics
+from service.api.connection import close_after_answer
 from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
 from service.api.rules_page import rules_page
@@ -58,7 +61,11 @@ def _body() -> bytes:
     or 408 when it takes longer than MAUBINH_BODY_SECONDS to arrive: under gevent's workers a slow
     body costs no thread, but each holds a connection, and they are finite."""
     with gevent.Timeout(current_app.config["SETTINGS"].body_seconds, RequestTimeout):
-        return _read_body()
+        try:
+            return _read_body()
+        except ParseException as error:  # gunicorn parses a chunked body as the app reads it
+            close_after_answer()  # the framing is lost: the rest is no next request
+            raise BadRequest(Text("problem.bad_chunk_detail")) from error
 
 
 def _read_body() -> bytes:
@@ -87,9 +94,28 @@ def _declared_length(length: int) -> bytes:
     return body
 
 
+DRAIN_IDLE_SECONDS = 1.0
+"""Draining stops after this long without a byte: a client that declared more than it sends gets its
+413 now, not a 408 when its body's time is up."""
+
+
+class _Idle(Exception):
+    pass
+
+
 def _drop(most: int) -> None:
-    while most > 0 and (chunk := request.input_stream.read(min(most, 64 * 1024))):
-        most -= len(chunk)
+    """Read and drop up to ``most`` bytes of a refused body while they keep coming; then close the
+    connection after the answer if any may be left unread."""
+    try:
+        while most > 0:
+            with gevent.Timeout(DRAIN_IDLE_SECONDS, _Idle):
+                chunk = request.input_stream.read(min(most, 8 * 1024))
+            if not chunk:
+                return
+            most -= len(chunk)
+    except (_Idle, ParseException):
+        pass
+    close_after_answer()
 
 
 class TooManyValues(RequestEntityTooLarge):

@@ -144,6 +144,42 @@ def test_a_chunked_body_past_the_limit_is_413(served: Served) -> None:
     assert post(served.port, "/v1/score", iter([body[:40000], body[40000:], b"garbage"]))[0] == 413
 
 
+def _answer_to(port: int, request: bytes) -> tuple[bytes, float]:
+    """What the service answers to raw bytes, read until it closes the connection, and how long it took."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [b"zz\r\n", b"-5\r\n{}\r\n0\r\n\r\n", b"2\r\n{}XX0\r\n\r\n", b"2\r\n{}\r\n0\r\nbad trailer\r\n\r\n"],
+    ids=["size not hex", "negative size", "no chunk end", "bad trailer"],
+)
+def test_a_malformed_chunked_body_is_a_400_and_closes(served: Served, chunks: bytes) -> None:
+    """Before: gunicorn's parse error came out of the body's read as a 500."""
+    head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer, _ = _answer_to(served.port, head + chunks)
+    headers, _, body = answer.partition(b"\r\n\r\n")
+    assert headers.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"\r\nConnection: close\r\n" in headers
+    assert json.loads(body)["detail"].startswith("The body's chunked transfer coding is malformed")
+
+
+def test_a_body_declared_past_the_limit_and_not_sent_is_a_prompt_413(served: Served) -> None:
+    """Before: draining waited for bytes that never came, and the answer was a 408 when the body's time ran out."""
+    for length in (b"70000", b"99999999999999999999999"):
+        request = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+        answer, seconds = _answer_to(served.port, request + length + b"\r\n\r\nx")
+        assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+        assert b"\r\nConnection: close\r\n" in answer.partition(b"\r\n\r\n")[0]
+        assert seconds < 1.9  # the fixture's body time is 2 s
+
+
 def test_an_id_with_a_trailing_newline_is_no_id(served: Served) -> None:
     status, answer = post(served.port, "/v1/score", json.dumps(variant({"id": "maubinh-2020\n"})).encode())
     assert status == 422
