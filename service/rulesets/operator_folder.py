@@ -132,9 +132,15 @@ def load_folder(directory: str | FilePath, catalogue: Catalogue) -> Folder:
     """Every version in ``directory``, resolved against ``catalogue`` (the built-ins), and checked
     against its lock; :class:`OperatorFileError` names the first bad file with all of its faults."""
     directory = FilePath(directory)
+    if not directory.is_dir():
+        raise _refused(directory, Text("ruleset.operator_folder_missing"))
     loaded: list[tuple[FilePath, Ruleset]] = []
     where: dict[str, FilePath] = {}
-    for path, version, folder_id in _version_files(directory):
+    try:
+        files = _version_files(directory)
+    except OSError as error:  # a folder it may not list
+        raise _refused(directory, Text("ruleset.operator_folder_unreadable", error=error.strerror or "")) from error
+    for path, version, folder_id in files:
         _, ruleset = load_operator_file(path, catalogue, version)
         if folder_id is not None and ruleset.id != folder_id:
             raise _refused(path, Text("ruleset.operator_folder_id", id=ruleset.id, folder=folder_id), "patch", "id")

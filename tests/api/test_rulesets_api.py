@@ -67,6 +67,18 @@ def test_a_bad_operator_file_leaves_the_app_unready_naming_file_pointer_and_faul
     assert app.test_client().post("/v1/score", json=CLUB_E1).status_code == 503
 
 
+@pytest.mark.parametrize("name", ["missing", "a-file"])
+def test_a_rulesets_dir_that_is_no_folder_leaves_the_app_unready_saying_so(tmp_path: Path, name: str) -> None:
+    """Before: a mistyped MAUBINH_RULESETS_DIR stopped the start with a FileNotFoundError traceback."""
+    directory = tmp_path / name
+    if name == "a-file":
+        directory.write_text("{}")
+    app = create_app({"log_requests": False, "rulesets_dir": str(directory)})
+    ready = app.test_client().get("/readyz")
+    assert ready.status_code == 503
+    assert f"{directory}: /: no such folder: MAUBINH_RULESETS_DIR names the folder" in ready.json["detail"]
+
+
 def test_two_files_may_not_claim_one_id(tmp_path: Path) -> None:
     app = create_app({"log_requests": False, "rulesets_dir": str(ruleset_folder(tmp_path, a=CLUB, b=CLUB))})
     assert "also the id in a.json" in str(app.config["RULESETS_FAULT"])
