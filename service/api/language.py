@@ -25,11 +25,23 @@ def language() -> Language:
     """``vi`` or ``en`` (the default), once per request."""
     chosen: Language | None = g.get("language")
     if chosen is None:
-        offered = parse_accept_header(first_choices(request.headers.get("Accept-Language", "")), LanguageAccept)
-        best = offered.best_match(LANGUAGES, default=DEFAULT_LANGUAGE)
-        chosen = "vi" if best == "vi" else DEFAULT_LANGUAGE
+        chosen = _negotiated(request.headers.get("Accept-Language", ""))
         g.language = chosen
     return chosen
+
+
+def _negotiated(header: str) -> Language:
+    """The first range, by quality, whose primary tag is one of ours (RFC 4647's lookup: ``en-GB``
+    falls back to ``en``). werkzeug's ``best_match`` prefers an exact tag at any quality, so
+    ``en-GB,vi;q=0.9`` chose Vietnamese."""
+    offered = parse_accept_header(first_choices(header), LanguageAccept)
+    for tag, quality in sorted(offered, key=lambda choice: -choice[1]):  # werkzeug puts ``*`` last at any quality
+        primary = tag.lower().partition("-")[0]
+        if quality > 0 and primary in LANGUAGES:
+            return "vi" if primary == "vi" else "en"
+        if quality > 0 and primary == "*":
+            return DEFAULT_LANGUAGE
+    return DEFAULT_LANGUAGE
 
 
 def register(app: Flask) -> None:

@@ -11,7 +11,17 @@ E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["reques
 
 @pytest.mark.parametrize(
     ("header", "language"),
-    [(None, "en"), ("vi", "vi"), ("vi-VN,vi;q=0.9,en;q=0.8", "vi"), ("en-US,en;q=0.9,vi;q=0.8", "en"), ("fr", "en")],
+    [
+        (None, "en"),
+        ("vi", "vi"),
+        ("vi-VN,vi;q=0.9,en;q=0.8", "vi"),
+        ("en-US,en;q=0.9,vi;q=0.8", "en"),
+        ("fr", "en"),
+        ("en-GB,vi;q=0.9", "en"),  # en-GB falls back to en before vi's lower quality (werkzeug chose vi)
+        ("fr,vi-VN;q=0.5", "vi"),
+        ("vi;q=0,en-AU", "en"),
+        ("*,vi;q=0.5", "en"),
+    ],
 )
 def test_the_language_is_negotiated_and_named(client: FlaskClient, header: str | None, language: str) -> None:
     headers = {"Accept-Language": header} if header else {}
