@@ -25,12 +25,16 @@ def distance(a: str, b: str, most: int) -> int:
 
 def near(word: str, known: Iterable[str], most: int = 2) -> str | None:
     """The known word within ``most`` edits of ``word``, its case aside (the nearest, then the first);
-    None when none is, or when ``word`` is one of them.
+    None when none is, or when ``word`` is one of them. Fewer edits than ``word`` has characters: an
+    empty or one-letter word is near everything short.
 
     >>> near("midle", ["back", "middle", "front"]), near("Maubinh-2020", ["maubinh-2020"]), near("x", ["back"])
     ('middle', 'maubinh-2020', None)
+    >>> near("x", ["id"]), near("", ["id"]), near("ix", ["id"])
+    (None, None, 'id')
     """
     said = word[:LONGEST].lower()
+    most = min(most, len(said) - 1)
     best: tuple[int, str] | None = None
     for candidate in known:
         if candidate == word:

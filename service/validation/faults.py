@@ -11,7 +11,7 @@ from service.rulesets import Path
 from service.suggest import near
 from service.texts import Text, phrasebook
 from service.validation.fields import SELF
-from service.validation.schemas import FIELDS
+from service.validation.schemas import FIELDS_AT, INDEX
 
 WRONG_TYPE = (
     "fault.not_string", "fault.not_list", "fault.not_object", "fault.not_mapping", "fault.not_boolean",
@@ -54,9 +54,16 @@ def _fault(pointer: str, message: str) -> Fault:
     two edits from a known one (``midle``) says which."""
     if not isinstance(message, Text):
         message = Text(message) if message in phrasebook("en") else Text("fault.other", message=message)
-    if message.key == "fault.unknown_field" and (meant := near(unescape(pointer.rpartition("/")[2]), FIELDS)):
+    if message.key == "fault.unknown_field" and (meant := _meant(pointer)):
         message = Text("fault.unknown_field_near", near=meant)
     return Fault(pointer, message, CODES.get(message.key, UNEXPECTED))
+
+
+def _meant(pointer: str) -> str | None:
+    """The field of the same object an unknown one is one or two edits from."""
+    parent, _, name = pointer.rpartition("/")
+    path = tuple(INDEX if step.isascii() and step.isdigit() else unescape(step) for step in parent.split("/")[1:])
+    return near(unescape(name), FIELDS_AT.get(path, ()))
 
 
 def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:

@@ -22,7 +22,7 @@ DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 PLAYER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 """Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""
 STATUSES = ("arranged", "timed_out", "left")
-SELF = ""  # error key for the node itself, as opposed to one of its items
+SELF = -1  # error key for the node itself, as opposed to one of its items: no index, and no caller's key
 
 
 FIELD_MESSAGES: types.ErrorMessages = {"required": "fault.required", "null": "fault.null"}

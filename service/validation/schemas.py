@@ -195,13 +195,17 @@ ARRANGE_SCHEMA = ArrangeRequestSchema()
 """One long-lived instance per body kind: building a schema (and its nested ones) per request was a
 third of the request path. Loading keeps no state on the instance, so workers' threads share them."""
 
-FIELDS = (
-    frozenset(
+INDEX = "#"
+"""An array's place in a :data:`FIELDS_AT` path: any index."""
+FIELDS_AT: dict[tuple[str, ...], frozenset[str]] = {
+    (): frozenset(
         name
-        for schema in (ROOM_SCHEMA, VERIFY_SCHEMA, ARRANGEMENT_SCHEMA, ARRANGE_SCHEMA, BATCH_SCHEMA, PLAYER_SCHEMA)
+        for schema in (ROOM_SCHEMA, VERIFY_SCHEMA, ARRANGEMENT_SCHEMA, ARRANGE_SCHEMA, BATCH_SCHEMA)
         for name in schema.load_fields
-    )
-    | frozenset(ClaimSchema().load_fields)
-    | frozenset(ClaimedLineSchema().load_fields)
-)
-"""Every field a request body may hold: what a misspelled one is suggested from."""
+    ),
+    ("players", INDEX): frozenset(PLAYER_SCHEMA.load_fields),
+    ("claimed",): frozenset(ClaimSchema().load_fields),
+    ("claimed", "ledger", INDEX): frozenset(ClaimedLineSchema().load_fields),
+}
+"""The fields each object of a request body may hold, by its path: what a misspelled one is suggested
+from, so that the hint names a field that belongs where it was written."""

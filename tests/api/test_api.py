@@ -1,5 +1,6 @@
 """The HTTP layer: every error status, the auth switch, request ids, metrics, one serializer."""
 
+import copy
 import json
 import logging
 
@@ -278,6 +279,40 @@ def test_near_misses_get_a_suggestion(client: FlaskClient) -> None:
     assert [(f["pointer"], f["code"]) for f in vi] == [("/stakee", "unknown_field")] and "'stake'" in vi[0]["message"]
     [far] = client.post("/v1/score", json={**E1, "ruleset": "tien-len"}).json["errors"]
     assert "did you mean" not in far["message"]  # nothing near: only the known ids
+
+
+def test_a_hint_names_only_a_field_of_the_same_object(client: FlaskClient) -> None:
+    """Before: hints came from every body's fields, so a player's 'stakes' was pointed to the room's
+    'stake', and a room's 'x' to a player's 'id'."""
+    room = copy.deepcopy(E1)
+    room["players"][0]["stakes"] = 1
+    room["players"][1]["midle"] = 1
+    room["x"] = 1
+    room["stakee"] = 1
+    line = {"payer": "P", "payee": "Q", "amount": 1, "hands": 1, "stepp": "chi"}
+    verify = {**room, "claimed": {"amounts": {"P": 0, "Q": 0}, "ledgr": [], "ledger": [line]}}
+    hints = {
+        f["pointer"]: f["message"].partition("; ")[2] for f in client.post("/v1/verify", json=verify).json["errors"]
+    }
+    assert hints == {
+        "/stakee": "did you mean 'stake'?",
+        "/x": "",
+        "/players/0/stakes": "did you mean 'status'?",
+        "/players/1/midle": "did you mean 'middle'?",
+        "/claimed/ledgr": "did you mean 'ledger'?",
+        "/claimed/ledger/0/hands": "",
+        "/claimed/ledger/0/stepp": "did you mean 'step'?",
+    }
+
+
+def test_an_empty_key_is_pointed_at_as_itself(client: FlaskClient) -> None:
+    """Before: the key "" was taken for the object's own fault and reported at its parent's pointer."""
+    room = copy.deepcopy(E1)
+    room[""] = 1
+    room["players"][0][""] = 1
+    faults = client.post("/v1/score", json=room).json["errors"]
+    assert {(f["pointer"], f["code"]) for f in faults} == {("/", "unknown_field"), ("/players/0/", "unknown_field")}
+    assert all("did you mean" not in f["message"] for f in faults)
 
 
 def test_a_ruleset_not_found_lists_the_known_ids(client: FlaskClient) -> None:
