@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any, Final
 
 from service.texts import Named, Text
@@ -47,12 +48,15 @@ JSON_ERRORS = {
     "Expecting property name enclosed in double quotes": Named(
         "Expecting property name enclosed in double quotes", "tên khóa phải nằm trong dấu ngoặc kép"
     ),
-    "Unterminated string starting at": Named("Unterminated string starting at", "chuỗi không được đóng"),
-    "Invalid control character at": Named("Invalid control character at", "ký tự điều khiển không hợp lệ"),
+    "Unterminated string starting at": Named("Unterminated string starting", "chuỗi không được đóng"),
+    "Invalid control character at": Named("Invalid control character", "ký tự điều khiển không hợp lệ"),
     "Extra data": Named("Extra data", "thừa dữ liệu sau văn bản JSON"),
     "Invalid \\escape": Named("Invalid \\escape", "ký tự thoát \\ không hợp lệ"),
 }
-"""Python's JSON parser says what is wrong in English; these are the messages it gives most."""
+"""Python's JSON parser says what is wrong in English; these are the messages it gives most (without
+a trailing "at", which the position says)."""
+BYTE_ORDER_MARK = "\ufeff"
+"""RFC 8259 §8.1: a parser may ignore one before a JSON text, as editors on Windows write it."""
 
 
 def most_values(body: bytes) -> int:
@@ -81,6 +85,7 @@ def loads(body: bytes | str) -> Any:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as error:
         raise BadDocument(Text("bad_json.not_utf8", byte=error.start)) from error
+    text = text.removeprefix(BYTE_ORDER_MARK)
     try:
         document = _DECODER.decode(text)
     except json.JSONDecodeError as error:
@@ -90,7 +95,9 @@ def loads(body: bytes | str) -> Any:
         raise BadDocument(Text("bad_json.too_deep")) from error
     except BadDocument:
         raise
-    except ValueError as error:  # e.g. an integer of more than 4,300 digits
+    except ValueError as error:
+        if str(error).startswith("Exceeds the limit"):  # Python reads no integer of more than 4,300 digits
+            raise BadDocument(Text("bad_json.long_number", most=sys.get_int_max_str_digits())) from error
         raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
     if SURROGATE_ESCAPE.search(text) and _lone_surrogate(document):  # the walk only when an escape is there
         raise BadDocument(Text("bad_json.lone_surrogate"))

@@ -284,6 +284,32 @@ def test_a_lone_surrogate_is_a_400_not_a_500(client: FlaskClient) -> None:
     assert paired.status_code == 200 and paired.get_json()["round_id"] == "😀"
 
 
+def test_a_body_saved_with_a_byte_order_mark_is_read(client: FlaskClient) -> None:
+    """RFC 8259 §8.1 lets a parser ignore one; before, it was "Expecting value at line 1, column 1"."""
+    plain = client.post("/v1/score", json=E1)
+    marked = client.post("/v1/score", data=b"\xef\xbb\xbf" + json.dumps(E1).encode(), content_type="application/json")
+    assert marked.status_code == 200 and marked.data == plain.data
+
+
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        (b'{"round_id": "x', "not JSON: Unterminated string starting at line 1, column 14"),
+        (b'{"round_id": "\x01"}', "not JSON: Invalid control character at line 1, column 15"),
+        (
+            b'{"stake": ' + b"1" * 4301 + b"}",
+            "a number of more than 4300 digits; no number this service reads is so long",
+        ),
+    ],
+    ids=["unterminated", "control character", "4301 digits"],
+)
+def test_a_bad_json_detail_says_it_once_in_our_words(client: FlaskClient, body: bytes, detail: str) -> None:
+    """Before: "starting at at line" and Python's advice to call sys.set_int_max_str_digits()."""
+    answer = client.post("/v1/score", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.get_json()["detail"] == detail
+
+
 def test_a_key_past_256_characters_is_refused_as_it_is_read(client: FlaskClient) -> None:
     answer = client.post("/v1/score/batch", json={"rooms": [{**E1, "😀" + "/" * 300: 1}, E1]})
     assert answer.status_code == 400
