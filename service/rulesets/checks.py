@@ -98,6 +98,10 @@ SCHEMA_TEXTS = {
 """Each keyword schema.json uses → the text that refuses a value for it (others: ruleset.schema_other)."""
 
 
+SHOWN_CHARS = 80
+"""A refused value is shown up to this long (cut with "…"), so that the reason after it is never lost."""
+
+
 def schema_text(error: Any, where: str) -> Text:
     """A JSON Schema refusal in words of each language (jsonschema's own messages are English only)."""
     key = SCHEMA_TEXTS.get(error.validator, "ruleset.schema_other")
@@ -108,8 +112,9 @@ def schema_text(error: Any, where: str) -> Text:
     elif isinstance(expected, list):
         expected = ", ".join(json.dumps(v, ensure_ascii=False) for v in expected)
     value = json.dumps(error.instance, ensure_ascii=False)
+    value = value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 1] + "…"
     where_text = Named(where, where) if where else Named("the ruleset", "bộ luật")
-    return Text(key, where=where_text, value=value[:80], expected=expected, english=error.message[:200])
+    return Text(key, where=where_text, value=value, expected=expected, english=error.message[:200])
 
 
 MOST_FAULTS = 16

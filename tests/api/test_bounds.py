@@ -368,3 +368,26 @@ def test_an_unknown_patch_key_is_one_fault_not_a_dump_of_the_ruleset(client: Fla
     """The root's maxProperties (14) would also refuse the merged document, quoting it whole."""
     answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": {"foo": 1}}})
     assert problems(answer) == {("/ruleset/patch/foo", "unknown_field")}
+
+
+@pytest.mark.parametrize(
+    ("patch", "pointer", "message"),
+    [
+        ({"scoop": {"multiplier": "2"}}, "/ruleset/patch/scoop/multiplier", 'scoop.multiplier: "2" must be an integer'),
+        ({"wheel": True}, "/ruleset/patch/wheel", 'wheel: true is not one of the values allowed: "second", "lowest"'),
+        (
+            {"scoop": {"multiplier": 10**300}},
+            "/ruleset/patch/scoop/multiplier",
+            "scoop.multiplier: " + "1" + "0" * 78 + "… is more than the maximum, 100",
+        ),
+    ],
+    ids=["type", "enum", "long value"],
+)
+def test_a_patch_fault_is_in_our_words_and_keeps_its_reason(
+    client: FlaskClient, patch: dict[str, Any], pointer: str, message: str
+) -> None:
+    """Before: jsonschema's English (``True is not one of ['second', 'lowest']``), cut at 200 characters
+    after the value it echoed, so that a long value lost the reason."""
+    answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": patch}})
+    assert answer.status_code == 422
+    assert [(f["pointer"], f["message"]) for f in answer.get_json()["errors"]] == [(pointer, message)]

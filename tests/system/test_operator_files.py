@@ -60,7 +60,7 @@ def test_serve_with_a_bad_file_starts_unready_naming_it(tmp_path: Path) -> None:
     comes; scoring nothing under other rules; the file named where an operator looks, and counted."""
     directory = ruleset_folder(tmp_path, broken={"base": "maubinh-2020", "patch": {"id": "z", "wheel": "highest"}})
     base, process = start({"MAUBINH_RULESETS_DIR": str(directory)}, probe="/healthz")  # alive, not ready
-    said = f"{directory / 'broken.json'}: /patch/wheel: wheel: 'highest' is not one of"
+    said = f'{directory / "broken.json"}: /patch/wheel: wheel: "highest" is not one of the values allowed: "second", "lowest"'
     try:
         status, body = call(base, "/readyz")
         assert status == 503 and said in json.loads(body)["detail"]

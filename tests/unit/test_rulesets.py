@@ -115,8 +115,8 @@ def test_the_digest_changes_with_any_number() -> None:
             ("scoop", "table"),
             "one row for each room size 2 to 4",
         ),
-        (lambda d: d["scoop"].update(table=[]), ("scoop", "table"), "non-empty"),
-        (lambda d: d["labels"].update(back="x" * 33), ("labels", "back"), "too long"),
+        (lambda d: d["scoop"].update(table=[]), ("scoop", "table"), "too few items; at least 1"),
+        (lambda d: d["labels"].update(back="x" * 33), ("labels", "back"), "too long; at most 32 characters"),
         (lambda d: d["fouls"].update(fixed_units=5), ("fouls", "fixed_units"), "foul_is_scoop false"),
     ],
 )
