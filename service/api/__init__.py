@@ -27,6 +27,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=loaded, RULESETS_FAULT=fault
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.url_map.merge_slashes = False  # /v1//score: a 404 problem, not an HTML redirect to the Host header's site
     tracing.register(app)
     logs.register(app, settings.log_level, settings.log_requests, lambda: metrics.log_fields() | tracing.log_fields())
     metrics.register(app)

@@ -331,3 +331,10 @@ def test_a_problem_type_resolves_to_its_page_in_the_reader_s_language(client: Fl
     assert "<h1>Bad JSON (400)</h1>" in english.get_data(as_text=True)
     assert "Cách khắc phục" in vietnamese.get_data(as_text=True)
     assert client.get("/problems/no-such-type").status_code == 404
+
+
+def test_a_doubled_slash_is_a_404_problem_not_a_redirect(client: FlaskClient) -> None:
+    """Before: werkzeug merged the slashes with a 308, an HTML body and a Location built from the Host header."""
+    for method, path in (("GET", "/v1//rulesets"), ("POST", "/v1//score"), ("GET", "//healthz")):
+        answer = client.open(path, method=method, headers={"Host": "elsewhere.example"}, json=E1)
+        assert (answer.status_code, answer.content_type, answer.location) == (404, "application/problem+json", None)
