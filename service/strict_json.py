@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from decimal import Decimal
 from typing import Any, Final
 
 from service.texts import Named, Text
@@ -38,7 +39,18 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-_DECODER: Final = json.JSONDecoder(parse_constant=_no_constants, object_pairs_hook=_no_duplicates)
+def _exact_float(literal: str) -> float:
+    """A number written with a fraction or an exponent, refused when reading it would lose a fraction and
+    leave a whole number: ``10.000000000000000001`` would pass for the integer 10."""
+    value = float(literal)
+    if value.is_integer() and Decimal(literal) != Decimal(value):
+        raise BadDocument(Text("bad_json.inexact_number", number=literal[:40], rounded=int(value)))
+    return value
+
+
+_DECODER: Final = json.JSONDecoder(
+    parse_constant=_no_constants, parse_float=_exact_float, object_pairs_hook=_no_duplicates
+)
 """One decoder for every document: ``json.loads`` with hooks builds a decoder and its scanner per call."""
 
 JSON_ERRORS = {

@@ -391,3 +391,17 @@ def test_a_patch_fault_is_in_our_words_and_keeps_its_reason(
     answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": patch}})
     assert answer.status_code == 422
     assert [(f["pointer"], f["message"]) for f in answer.get_json()["errors"]] == [(pointer, message)]
+
+
+def test_a_number_whose_fraction_reading_would_lose_is_refused(client: FlaskClient) -> None:
+    """Before: ``10.000000000000000001`` read as the float 10.0 and passed for the stake 10, and a claimed
+    4503599627370497.5 for 4503599627370498."""
+    unstaked = json.dumps({k: v for k, v in E1.items() if k != "stake"})[:-1]
+    body = unstaked + ', "stake": 10.000000000000000001}'
+    answer = client.post("/v1/score", data=body, content_type="application/json")
+    assert answer.status_code == 400
+    assert answer.get_json()["detail"] == (
+        "the number 10.000000000000000001 has more digits than it can be read with: it would pass for 10"
+    )
+    exact = unstaked + ', "stake": 1.0e3}'
+    assert client.post("/v1/score", data=exact, content_type="application/json").get_json()["stake"] == 1000
