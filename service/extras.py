@@ -28,7 +28,8 @@ def missing(needs: str, extra: Extra) -> str | None:
     absent = [module for module in extra.modules if not _importable(module)]
     if not absent:
         return None
-    return f"{needs} the {extra.name} extra: pip install 'maubinh[{extra.name}]' (missing: {', '.join(absent)})"
+    install = f"pip install 'maubinh[{extra.name}]' (in a checkout: pip install -e '.[{extra.name}]')"
+    return f"{needs} the {extra.name} extra: {install}; missing: {', '.join(absent)}"
 
 
 def _importable(module: str) -> bool:
