@@ -9,6 +9,7 @@ sent its headers within ``keepalive`` seconds is dropped (README, "Slow clients"
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import shutil
 from typing import Any
@@ -37,6 +38,9 @@ keepalive_requests = _int("MAUBINH_KEEPALIVE_REQUESTS", 1000)
 """A connection closes after this many requests (0: never), as nginx's keepalive_requests: its
 client's next connection goes to a worker that accepts it, so that connections spread again over
 the workers after one is replaced (otherwise the survivor kept them all)."""
+send_seconds = _int("MAUBINH_SEND_SECONDS", 30)
+"""An answer must be taken within this many seconds (0: no limit), or its connection is closed: a
+client that never reads held its answer's memory (up to ~5 MB a batch) as long as it stayed."""
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 preload_app = True
 accesslog = None  # the app logs one JSON line per request itself
@@ -90,10 +94,21 @@ def when_ready(server: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """A worker counts its own start."""
+    """A worker counts its own start, and says an untaken answer in one line."""
     from service.api import metrics
 
     metrics.worker_started()
+    worker.log.error_log.addFilter(_untaken_answer)
+
+
+def _untaken_answer(record: logging.LogRecord) -> bool:
+    """gunicorn logs a send that ran past ``send_seconds`` as a socket error with gevent's traceback,
+    40 lines for a client that stopped reading: a one-line warning says what happened."""
+    if record.exc_info and isinstance(record.exc_info[1], TimeoutError):
+        record.msg, record.args = "an answer was not taken within %s s (MAUBINH_SEND_SECONDS): closed", (send_seconds,)
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+    return True
 
 
 def worker_exit(server: Any, worker: Any) -> None:
@@ -131,6 +146,8 @@ def pre_request(worker: Any, request: Any) -> None:
     serving(request)  # so that an answer can close its connection (a 408)
     if keepalive_requests and request.req_number >= keepalive_requests:
         request.must_close = True
+    if send_seconds and request.req_number == 1:  # the connection's socket: its sends, the answers
+        request.unreader.sock.settimeout(send_seconds)
     gevent.sleep(TURN_SECONDS)
 
 

@@ -37,6 +37,7 @@ from hostile import (
     variant,
     workers_of,
 )
+from rooms import four_player_rooms
 
 MOST_RISE_MB = 50
 """What one hostile request may cost a worker (the issue's bound)."""
@@ -46,7 +47,7 @@ LOOSE_CPU_SECONDS = 3.0
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
-    base, process = start({"MAUBINH_MAX_REQUESTS": "0", "MAUBINH_BODY_SECONDS": "2"})
+    base, process = start({"MAUBINH_MAX_REQUESTS": "0", "MAUBINH_BODY_SECONDS": "2", "MAUBINH_SEND_SECONDS": "2"})
     deadline = time.monotonic() + 15
     while len(workers_of(process.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -178,6 +179,28 @@ def test_a_body_declared_past_the_limit_and_not_sent_is_a_prompt_413(served: Ser
         assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
         assert b"\r\nConnection: close\r\n" in answer.partition(b"\r\n\r\n")[0]
         assert seconds < 1.9  # the fixture's body time is 2 s
+
+
+def test_a_client_that_does_not_read_its_answer_is_let_go(served: Served) -> None:
+    """Before: a client that never read held its answer (~5 MB for a batch) in the worker for as long as
+    it kept the connection open; now the send gives up after MAUBINH_SEND_SECONDS (2 s here)."""
+    body = batch(four_player_rooms(500, seed=3))
+    status, whole = post(served.port, "/v1/score/batch", body)
+    assert status == 200 and len(whole) > 4_500_000  # past what loopback's buffers take (tcp_wmem's 4 MB)
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", served.port))
+        head = f"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        sock.sendall(head.encode() + body)
+        time.sleep(5)  # not reading: the server's send stalls, then gives up
+        sock.settimeout(10)
+        taken = 0
+        try:
+            while chunk := sock.recv(65536):
+                taken += len(chunk)
+        except ConnectionResetError:
+            pass
+    assert taken < len(whole)
 
 
 def test_an_id_with_a_trailing_newline_is_no_id(served: Served) -> None:

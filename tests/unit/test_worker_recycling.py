@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from types import ModuleType, SimpleNamespace
 
@@ -40,7 +41,37 @@ def test_no_recycling_stays_none(config: ModuleType) -> None:
 
 def test_a_connection_closes_after_its_thousandth_request(config: ModuleType) -> None:
     """Connections spread again over the workers: each is closed after keepalive_requests answers."""
-    requests = [SimpleNamespace(req_number=n, must_close=False) for n in (1, 999, 1000, 1001)]
+    sock = SimpleNamespace(settimeout=lambda seconds: None)
+    requests = [
+        SimpleNamespace(req_number=n, must_close=False, unreader=SimpleNamespace(sock=sock))
+        for n in (1, 999, 1000, 1001)
+    ]
     for request in requests:
         config.pre_request(SimpleNamespace(), request)
     assert [r.must_close for r in requests] == [False, False, True, True]
+
+
+def test_a_connection_s_answers_must_be_taken_within_send_seconds(config: ModuleType) -> None:
+    """Its socket's timeout is set once, at its first request: gevent's sendall gives up past it."""
+    timeouts: list[float] = []
+    sock = SimpleNamespace(settimeout=timeouts.append)
+    for n in (1, 2):
+        config.pre_request(
+            SimpleNamespace(), SimpleNamespace(req_number=n, must_close=False, unreader=SimpleNamespace(sock=sock))
+        )
+    assert timeouts == [30]
+
+
+def test_an_untaken_answer_is_one_warning_not_a_traceback(config: ModuleType) -> None:
+    try:
+        raise TimeoutError("timed out")
+    except TimeoutError:
+        timed_out = logging.LogRecord("gunicorn.error", logging.ERROR, "", 0, "Socket error.", (), sys.exc_info())
+    other = logging.LogRecord("gunicorn.error", logging.ERROR, "", 0, "Socket error.", (), (OSError, OSError(), None))
+    assert config._untaken_answer(timed_out) and config._untaken_answer(other)
+    assert (timed_out.levelname, timed_out.exc_info, timed_out.getMessage()) == (
+        "WARNING",
+        None,
+        "an answer was not taken within 30 s (MAUBINH_SEND_SECONDS): closed",
+    )
+    assert (other.levelname, other.getMessage()) == ("ERROR", "Socket error.")
