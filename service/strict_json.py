@@ -41,9 +41,10 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _exact_float(literal: str) -> float:
     """A number written with a fraction or an exponent, refused when reading it would lose a fraction and
-    leave a whole number: ``10.000000000000000001`` would pass for the integer 10."""
+    leave a whole number: ``10.000000000000000001`` would pass for the integer 10. (A whole number past
+    2**53 may read as another whole number: every integer field's range refuses it.)"""
     value = float(literal)
-    if value.is_integer() and Decimal(literal) != Decimal(value):
+    if value.is_integer() and (written := Decimal(literal)) != written.to_integral_value():
         raise BadDocument(Text("bad_json.inexact_number", number=literal[:40], rounded=int(value)))
     return value
 

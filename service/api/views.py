@@ -133,6 +133,10 @@ def _json_body(values: int | None = None) -> Any:
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
+    charset = request.mimetype_params.get("charset", "utf-8").lower()
+    coding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if charset not in ("utf-8", "utf8") or coding not in ("identity", ""):
+        raise UnsupportedMediaType(Text("problem.unsupported_coding_detail", charset=charset[:32], coding=coding[:32]))
     body = _body()
     if values is not None and most_values(body) > values:
         raise TooManyValues(values)
@@ -213,7 +217,7 @@ def ruleset(ruleset_id: str) -> Response:
     if found is None:
         raise NotFound(_catalogue().unknown(ruleset_id))  # names the known ids, as a 422 does
     headers = {"ETag": f'"{found.digest}"', "Cache-Control": PINNED_CACHE if "@" in ruleset_id else "no-cache"}
-    if found.digest in request.if_none_match:
+    if request.if_none_match.contains_weak(found.digest):  # RFC 9110 13.1.2: If-None-Match compares weakly
         return Response(status=304, headers=headers)
     response = _ok(ruleset_json(found))
     response.headers.update(headers)

@@ -338,3 +338,22 @@ def test_a_doubled_slash_is_a_404_problem_not_a_redirect(client: FlaskClient) ->
     for method, path in (("GET", "/v1//rulesets"), ("POST", "/v1//score"), ("GET", "//healthz")):
         answer = client.open(path, method=method, headers={"Host": "elsewhere.example"}, json=E1)
         assert (answer.status_code, answer.content_type, answer.location) == (404, "application/problem+json", None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Content-Type": "application/json; charset=utf-8"}, 200),
+        ({"Content-Type": "application/json", "Content-Encoding": "identity"}, 200),
+        ({"Content-Type": "application/json; charset=utf-16"}, 415),
+        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, 415),
+    ],
+)
+def test_a_body_in_another_charset_or_content_coding_is_a_415(
+    client: FlaskClient, headers: dict[str, str], status: int
+) -> None:
+    """Before: a gzip body was a 400 'not UTF-8 (byte 1)', and a declared UTF-16 one was read as UTF-8."""
+    answer = client.post("/v1/score", data=json.dumps(E1).encode(), headers=headers)
+    assert answer.status_code == status
+    if status == 415:
+        assert answer.get_json()["detail"].startswith("Send the body as UTF-8 JSON, not compressed")

@@ -95,6 +95,8 @@ def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: Fl
     assert latest.status_code == 200 and latest.headers["Cache-Control"] == "no-cache"
     assert latest.get_json()["version"] == "3"
     assert client.get("/v1/rulesets/maubinh-2020@7").status_code == 404
+    weak = client.get("/v1/rulesets/maubinh-2020@1", headers={"If-None-Match": f'W/"{digest}"'})
+    assert weak.status_code == 304  # If-None-Match compares weakly (RFC 9110 13.1.2), as a proxy may weaken a tag
 
 
 def test_the_listing_names_every_selectable_version(client: FlaskClient) -> None:
