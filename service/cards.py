@@ -26,7 +26,13 @@ ACE = RANKS.index("A")
 RED_SUITS = frozenset({SUITS.index("D"), SUITS.index("H")})
 
 _RANK_ALIASES = {r: i for i, r in enumerate(RANKS)} | {"10": RANKS.index("T")}
-_SUIT_ALIASES = {s: i for i, s in enumerate(SUITS)} | {s: i for i, s in enumerate(SUIT_SYMBOLS)}
+PRESENTATION_SELECTORS = ("\ufe0f", "\ufe0e")
+"""What an emoji keyboard or a chat app appends to a suit symbol (♥️ is ♥ and U+FE0F): it draws, it means nothing."""
+_SUIT_ALIASES = (
+    {s: i for i, s in enumerate(SUITS)}
+    | {s: i for i, s in enumerate(SUIT_SYMBOLS)}
+    | {s + selector: i for i, s in enumerate(SUIT_SYMBOLS) for selector in PRESENTATION_SELECTORS}
+)
 
 
 class CardError(ValueError):
@@ -78,14 +84,14 @@ JSON_KINDS: dict[type, Named] = {
 """What a JSON value that is not a card's string is, as a fault says it (never a Python type's name)."""
 
 SPELLINGS: dict[str, Card] = _spellings()
-"""Every accepted way to write every card (228 strings): reading a good card is one lookup."""
+"""Every accepted way to write every card (452 strings): reading a good card is one lookup."""
 
 
 def parse_card(text: object) -> Card:
     """Read one card in any accepted notation: ``AS``, ``as``, ``10H``, ``T♥``.
 
-    >>> [str(parse_card(t)) for t in ("AS", "as", "10h", "T♥", "a♠")]
-    ['AS', 'AS', 'TH', 'TH', 'AS']
+    >>> [str(parse_card(t)) for t in ("AS", "as", "10h", "T♥", "a♠", "J♥\ufe0f")]
+    ['AS', 'AS', 'TH', 'TH', 'AS', 'JH']
     """
     found = SPELLINGS.get(text) if type(text) is str else None
     if found is not None:

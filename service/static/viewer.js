@@ -89,7 +89,7 @@ function labelOf(position) {
 
 // A card as the service prints it ("TH"), or as a person may have written it ("10h", "A♠").
 function cardView(text, bad = false) {
-  const raw = String(text);
+  const raw = String(text).replace(/[\uFE0E\uFE0F]$/u, ""); // a symbol's presentation selector (♥️) means nothing
   const suitChar = raw.slice(-1);
   const suit = SYMBOL_SUITS[suitChar] || suitChar.toUpperCase();
   let rank = raw.slice(0, -1).toUpperCase();
