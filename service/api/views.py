@@ -20,6 +20,7 @@ from werkzeug.exceptions import (
     ServiceUnavailable,
     UnsupportedMediaType,
 )
+from werkzeug.exceptions import NotImplemented as UnknownTransferCoding  # 501, RFC 9112 6.1
 from werkzeug.http import parse_accept_header
 
 from service import version
@@ -133,6 +134,9 @@ def _json_body(values: int | None = None) -> Any:
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
+    codings = [c.strip().lower() for c in request.headers.get("Transfer-Encoding", "chunked").split(",")]
+    if any(coding not in ("chunked", "identity", "") for coding in codings):  # gunicorn passes gzip on, undecoded
+        raise UnknownTransferCoding(Text("problem.transfer_coding_detail", coding=",".join(codings)[:64]))
     charset = request.mimetype_params.get("charset", "utf-8").lower()
     coding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if charset not in ("utf-8", "utf8") or coding not in ("identity", ""):

@@ -171,6 +171,18 @@ def test_a_malformed_chunked_body_is_a_400_and_closes(served: Served, chunks: by
     assert json.loads(body)["detail"].startswith("The body's chunked transfer coding is malformed")
 
 
+def test_a_transfer_coding_gunicorn_passes_on_undecoded_is_a_501(served: Served) -> None:
+    """Before: ``gzip, chunked`` was read as plain chunked, the gzip left undone (a lying header scored)."""
+    head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+    document = json.dumps(E1).encode()
+    answer, _ = _answer_to(served.port, head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(document), document))
+    headers, _, body = answer.partition(b"\r\n\r\n")
+    assert headers.startswith(b"HTTP/1.1 501"), answer[:300]
+    assert json.loads(body)["detail"].startswith(
+        "The body's Transfer-Encoding (gzip,chunked) is one this service does not decode"
+    )
+
+
 def test_a_body_declared_past_the_limit_and_not_sent_is_a_prompt_413(served: Served) -> None:
     """Before: draining waited for bytes that never came, and the answer was a 408 when the body's time ran out."""
     for length in (b"70000", b"99999999999999999999999"):
