@@ -127,20 +127,26 @@ class TooManyValues(RequestEntityTooLarge):
         self.most = most
 
 
-def _json_body(values: int | None = None) -> Any:
-    """The request's JSON document: 415 if not JSON, 400 if not parseable, 413 past the body limit or,
-    when ``values`` is given, past that many values (a parsed value costs up to ~200 bytes: 4 MiB of
-    ``[{},{},…]`` would take 100 MB)."""
+def _check_media() -> None:
+    """415 unless the body is JSON in UTF-8 with no content coding; 501 for a transfer coding other than
+    chunked (gunicorn passes ``gzip, chunked`` on, undecoded)."""
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
     codings = [c.strip().lower() for c in request.headers.get("Transfer-Encoding", "chunked").split(",")]
-    if any(coding not in ("chunked", "identity", "") for coding in codings):  # gunicorn passes gzip on, undecoded
+    if any(coding not in ("chunked", "identity", "") for coding in codings):
         raise UnknownTransferCoding(Text("problem.transfer_coding_detail", coding=",".join(codings)[:64]))
     charset = request.mimetype_params.get("charset", "utf-8").lower()
     coding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if charset not in ("utf-8", "utf8") or coding not in ("identity", ""):
         raise UnsupportedMediaType(Text("problem.unsupported_coding_detail", charset=charset[:32], coding=coding[:32]))
+
+
+def _json_body(values: int | None = None) -> Any:
+    """The request's JSON document: 415 or 501 as :func:`_check_media` says, 400 if not parseable, 413
+    past the body limit or, when ``values`` is given, past that many values (a parsed value costs up
+    to ~200 bytes: 4 MiB of ``[{},{},…]`` would take 100 MB)."""
+    _check_media()
     body = _body()
     if values is not None and most_values(body) > values:
         raise TooManyValues(values)
