@@ -100,9 +100,10 @@ def answer_line(
     operation: Any, line: bytes, catalogue: Catalogue, defaults: dict[str, Any], language: Language
 ) -> tuple[int, dict[str, Any]]:
     """One request line's answer, or a 500 problem for it: a defect on one line must not cost the
-    rest of the run (here, or a Spark partition)."""
+    rest of the run (here, or a Spark partition). The line's end is not the document's: a fault's
+    position is on the line's one line."""
     try:
-        return answer(operation, line, catalogue, defaults, language)
+        return answer(operation, line.rstrip(b"\r\n"), catalogue, defaults, language)
     except Exception:
         traceback.print_exc(file=sys.stderr)
         return 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))

@@ -70,6 +70,8 @@ JSON_ERRORS = {
 a trailing "at", which the position says)."""
 BYTE_ORDER_MARK = "\ufeff"
 """RFC 8259 §8.1: a parser may ignore one before a JSON text, as editors on Windows write it."""
+JSON_WHITESPACE = " \t\r\n"
+"""RFC 8259 §2's insignificant white space, all a text without a value may hold."""
 
 
 def most_values(body: bytes) -> int:
@@ -102,6 +104,8 @@ def loads(body: bytes | str) -> Any:
     try:
         document = _DECODER.decode(text)
     except json.JSONDecodeError as error:
+        if not text.strip(JSON_WHITESPACE):
+            raise BadDocument(Text("bad_json.empty")) from error
         what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
         raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
     except RecursionError as error:

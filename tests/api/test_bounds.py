@@ -297,11 +297,15 @@ def test_a_body_saved_with_a_byte_order_mark_is_read(client: FlaskClient) -> Non
         (b'{"round_id": "x', "not JSON: Unterminated string starting at line 1, column 14"),
         (b'{"round_id": "\x01"}', "not JSON: Invalid control character at line 1, column 15"),
         (
+            b" \r\n",
+            "no JSON value: the body is empty or white space only (send one JSON object; a line of JSON lines holds one too)",
+        ),
+        (
             b'{"stake": ' + b"1" * 4301 + b"}",
             "a number of more than 4300 digits; no number this service reads is so long",
         ),
     ],
-    ids=["unterminated", "control character", "4301 digits"],
+    ids=["unterminated", "control character", "white space only", "4301 digits"],
 )
 def test_a_bad_json_detail_says_it_once_in_our_words(client: FlaskClient, body: bytes, detail: str) -> None:
     """Before: "starting at at line" and Python's advice to call sys.set_int_max_str_digits()."""

@@ -58,6 +58,16 @@ def test_jsonl_answers_every_line_and_goes_on_after_a_bad_one() -> None:
     assert done.returncode == 0
 
 
+def test_a_blank_line_is_refused_as_empty_and_a_fault_is_placed_on_its_own_line() -> None:
+    """Before: a blank line was "Expecting value at line 2, column 1", the line's end counted as a second line."""
+    stdin = "\n".join([json.dumps(E1), "", '{"stake":', "  \t", json.dumps(E1)]) + "\r\n"
+    answers = [json.loads(line) for line in run("score", "--jsonl", "-", stdin=stdin).stdout.splitlines()]
+    assert [a.get("line") for a in answers] == [None, 2, 3, 4, None]
+    details = [a["detail"] for a in answers[1:4]]
+    assert details[0] == details[2] and details[0].startswith("no JSON value: the body is empty")
+    assert details[1] == "not JSON: Expecting value at line 1, column 10"
+
+
 def test_a_refusal_names_its_input_line_and_round_across_chunks(tmp_path: Path) -> None:
     """300 lines go to two workers in chunks of 256: the refusal at line 290 still says 290."""
     lines = [json.dumps({**E1, "round_id": f"r{k}"}) for k in range(1, 301)]
