@@ -133,9 +133,10 @@ def _check_media() -> None:
     mimetype = request.mimetype
     if mimetype != "application/json" and not (mimetype.startswith("application/") and mimetype.endswith("+json")):
         raise UnsupportedMediaType
-    codings = [c.strip().lower() for c in request.headers.get("Transfer-Encoding", "chunked").split(",")]
-    if any(coding not in ("chunked", "identity", "") for coding in codings):
-        raise UnknownTransferCoding(Text("problem.transfer_coding_detail", coding=",".join(codings)[:64]))
+    if (transfer := request.headers.get("Transfer-Encoding")) is not None:
+        codings = [c.strip().lower() for c in transfer.split(",")]
+        if any(coding not in ("chunked", "identity", "") for coding in codings):
+            raise UnknownTransferCoding(Text("problem.transfer_coding_detail", coding=",".join(codings)[:64]))
     charset = request.mimetype_params.get("charset", "utf-8").lower()
     coding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if charset not in ("utf-8", "utf8") or coding not in ("identity", ""):
