@@ -223,6 +223,127 @@ def slow_clients(port: int, clients: int, seconds: float, body: bool = False) ->
     return probes
 
 
+def _stream_declared_bodies(port: int, path: str, seconds: float, connections: int) -> None:
+    """``connections`` threads, each sending a request that declares a 1 GB body and then streaming
+    bytes at full speed, again on a new connection whenever the service closes one."""
+    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+    chunk, stop = b"x" * MB, time.monotonic() + seconds
+
+    def stream() -> None:
+        while time.monotonic() < stop:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                sock.sendall(head.encode())
+                while time.monotonic() < stop:
+                    sock.sendall(chunk)
+
+    threads = [threading.Thread(target=stream) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+@contextlib.contextmanager
+def declared_floods(port: int, path: str, seconds: float, connections: int = 4) -> Iterator[None]:
+    """The flood of bodies declared 1 GB, from a process of its own (its sends hold no GIL of ours)."""
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import hostile; "
+    code += f"hostile._stream_declared_bodies({port}, {path!r}, {seconds}, {connections})"
+    process = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        yield
+    finally:
+        try:
+            process.wait(seconds + 10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def scoring_rate(port: int, key: str, seconds: float) -> float:
+    """Rooms scored a second by one keyed client on one kept-alive connection (E1, 200s only)."""
+    body, scored = json.dumps(E1).encode(), 0
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        try:
+            connection.request("POST", "/v1/score", body=body, headers=headers)
+            answer = connection.getresponse()
+            answer.read()
+            scored += answer.status == 200
+        except OSError:
+            connection.close()
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.close()
+    return scored / (time.monotonic() - started)
+
+
+FLOODED_ROUTES = {"401 (no key)": "/v1/score", "404": "/no-such-route", "405": "/healthz"}
+"""The routes a flood of declared bodies goes to, by what each answers without reading the body."""
+
+
+@dataclass(frozen=True)
+class Flooded:
+    route: str
+    rate: float
+    """Rooms a second the keyed client scored meanwhile."""
+    probes: Probes
+
+
+def floods(served: Served, key: str, seconds: float) -> tuple[float, list[Flooded]]:
+    """The keyed client's scoring rate alone, then under a flood of declared 1 GB bodies to each route
+    of ``FLOODED_ROUTES`` in turn, ``seconds`` each, with the health probes running."""
+    baseline = scoring_rate(served.port, key, seconds / 2)
+    outcomes = []
+    for route, path in FLOODED_ROUTES.items():
+        with Probes(served.port) as probes, declared_floods(served.port, path, seconds):
+            time.sleep(0.5)  # the flood under way
+            rate = scoring_rate(served.port, key, seconds - 1)
+        outcomes.append(Flooded(route, rate, probes))
+    return baseline, outcomes
+
+
+def unread_batches(
+    served: Served, connections: int, key: str | None = None, seconds: float = 10
+) -> tuple[float, Probes, list[int]]:
+    """``connections`` clients that post a 500-room batch each and never read the answer, held for
+    ``seconds``: the largest rise of the workers' total RSS meanwhile (MB), the probes, and the
+    statuses the first bytes of the answers that came give (0: none came)."""
+    body = batch(four_player_rooms(500, seed=3))
+    auth = f"Authorization: Bearer {key}\r\n" if key else ""
+    head = f"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{auth}Content-Length: {len(body)}\r\n\r\n"
+
+    def total() -> float:
+        return sum(_status_kib(pid, "VmRSS") for pid in workers_of(served.master)) / 1024
+
+    before, peak, sockets = total(), 0.0, []
+    try:
+        with Probes(served.port) as probes:
+            for _ in range(connections):
+                sock = socket.socket()
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sock.connect(("127.0.0.1", served.port))
+                sock.sendall(head.encode() + body)
+                sockets.append(sock)
+                peak = max(peak, total())
+            started = time.monotonic()
+            while time.monotonic() - started < seconds:
+                time.sleep(0.25)
+                peak = max(peak, total())
+        statuses = []
+        for sock in sockets:
+            sock.settimeout(0)
+            try:
+                first = sock.recv(12)
+            except OSError:
+                first = b""
+            statuses.append(int(first[9:12]) if first.startswith(b"HTTP/1.1 ") else 0)
+    finally:
+        for sock in sockets:
+            sock.close()
+    return peak - before, probes, statuses
+
+
 def advices(port: int, count: int) -> list[int]:
     """``count`` advices, each under a house rule of its own (a new title): the advisor's tables for
     a ruleset are shared by every variant that pays the same chi values."""
@@ -242,19 +363,39 @@ def parallel_batches(port: int, body: bytes, count: int = 4) -> tuple[list[int],
     return statuses, probes
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+@contextlib.contextmanager
+def serving(extra_env: dict[str, str] | None = None) -> Iterator[Served]:
+    """`maubinh serve` (2 workers, no recycling) on a free loopback port, ready."""
     port = free_port()
     env = {**os.environ, "MAUBINH_LOG_REQUESTS": "off", "MAUBINH_WORKERS": "2", "MAUBINH_MAX_REQUESTS": "0"}
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env.update(extra_env or {})
     server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env=env)
     try:
         wait_ready(f"http://127.0.0.1:{port}")
         while len(workers_of(server.pid)) < 2:
             time.sleep(0.05)
-        served = Served(server.pid, workers_of(server.pid), port)
+        yield Served(server.pid, workers_of(server.pid), port)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+KEY = "hostile-bench-key"
+"""The key of the keyed server the floods and the unread answers run against."""
+
+
+def _late(probes: Probes) -> str:
+    return f"probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--flood-seconds", type=float, default=8)
+    args = parser.parse_args()
+    with serving() as served:
+        port = served.port
         scenarios: dict[str, Callable[[], Any]] = {
             "60 refused 60 KB patches": lambda: sorted({post(port, "/v1/score", b)[0] for b in REFUSED_PATCHES}),
             "200 advices, each a new house rule": lambda: advices(port, 200),
@@ -271,17 +412,32 @@ def main() -> None:
             cpu = statistics.median(cost.cpu_seconds for _, cost in runs)
             print(f"{name:40} {runs[0][0]!s:>8} {rise:8.1f} {cpu:6.2f}")
         statuses, probes = parallel_batches(port, HOSTILE_BATCHES["500 rooms, each a new refused patch"][0]())
-        print(
-            f"4 refused-patch batches in parallel: {statuses}; probes late {probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
-        )
+        print(f"4 refused-patch batches in parallel: {statuses}; {_late(probes)}")
         for clients, body in ((8, False), (50, False), (1500, True)):
             probes = slow_clients(port, clients, 12, body)
             what = "slow bodies" if body else "slow headers"
-            late = f"{probes.late}/{len(probes.latencies)}, slowest {max(probes.latencies):.3f} s"
-            print(f"{clients} {what} for 12 s: probes late {late}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+            print(f"{clients} {what} for 12 s: {_late(probes)}")
+    with serving({"MAUBINH_API_KEYS": KEY}) as served:
+        print(
+            f"\nkeyed server; 4 connections stream bodies declared 1 GB, {args.flood_seconds:g} s a route "
+            "(goal: the keyed client keeps ≥ 50% of its rate, no probe over 1 s, no worker replaced)"
+        )
+        for _ in range(args.rounds):
+            baseline, outcomes = floods(served, KEY, args.flood_seconds)
+            replaced = workers_of(served.master) != served.workers
+            print(f"  scoring alone: {baseline:.0f} rooms/s; worker replaced: {'yes' if replaced else 'no'}")
+            for flooded in outcomes:
+                print(
+                    f"  flood to a {flooded.route:12}: {flooded.rate:5.0f} rooms/s ({flooded.rate / baseline:4.0%}), {_late(flooded.probes)}"
+                )
+        for connections in (60, 80):
+            rise, probes, statuses = unread_batches(served, connections, KEY)
+            counts = {status: statuses.count(status) for status in sorted(set(statuses))}
+            print(
+                f"{connections} connections post 500-room batches and never read (10 s): total RSS +{rise:.0f} MB "
+                f"(goal ≤ 300), answers begun {counts}, {_late(probes)}"
+            )
+            time.sleep(2)
 
 
 if __name__ == "__main__":

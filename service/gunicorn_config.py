@@ -66,6 +66,20 @@ def _fresh_metrics_dir() -> None:
 _fresh_metrics_dir()  # gunicorn reads this file before it preloads the app
 
 
+def _usable_settings() -> None:
+    """A setting that is present but unusable (MAUBINH_API_KEYS that holds no key) stops the start with
+    one line, before the app is preloaded (``maubinh serve`` checks the same before starting gunicorn)."""
+    from service.api.config import SettingError, Settings
+
+    try:
+        Settings.from_env()
+    except SettingError as error:
+        raise SystemExit(f"maubinh: not starting, {error}") from None
+
+
+_usable_settings()
+
+
 def pre_fork(server: Any, worker: Any) -> None:
     """The preloaded app's objects (rulesets, hand tables, the advisor's fields) move to the garbage
     collector's permanent generation before each fork. A worker's collections then walk only what it
@@ -86,7 +100,11 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def when_ready(server: Any) -> None:
-    """The master's own per-process gauges (made as the app was preloaded) are no worker's: gone."""
+    """The start log says whether /v1 needs a key. The master's own per-process gauges (made as the app
+    was preloaded) are no worker's: gone."""
+    from service.api.config import Settings, key_requirement
+
+    server.log.info(key_requirement(Settings.from_env()))
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
@@ -124,10 +142,6 @@ def worker_exit(server: Any, worker: Any) -> None:
     gc.unfreeze()
 
 
-TURN_SECONDS = 1e-6
-"""How long a request's turn waits: any timer resumes it after the loop has polled (pre_request)."""
-
-
 def pre_request(worker: Any, request: Any) -> None:
     """Each request waits for its turn behind the connections that are already ready.
 
@@ -139,16 +153,22 @@ def pre_request(worker: Any, request: Any) -> None:
     ``gevent.idle()`` waits until nothing is left to run, which a batch taking turns room by room
     never allows, so a health probe waited out the whole batch.
     """
-    import gevent
+    from service.api.connection import serving, take_turn
 
-    from service.api.connection import serving
-
-    serving(request)  # so that an answer can close its connection (a 408)
+    serving(request)  # so that an answer can close its connection (a 408, a body left unread)
     if keepalive_requests and request.req_number >= keepalive_requests:
         request.must_close = True
     if send_seconds and request.req_number == 1:  # the connection's socket: its sends, the answers
         request.unreader.sock.settimeout(send_seconds)
-    gevent.sleep(TURN_SECONDS)
+    take_turn()
+
+
+def post_request(worker: Any, request: Any, environ: dict[str, Any], response: Any) -> None:
+    """An answer that closes on a body left unread lingers, bounded, before the close: gunicorn's own
+    drain before the next request had no bound and never yielded (service/api/connection.py)."""
+    from service.api.connection import linger
+
+    linger(environ, request)
 
 
 def child_exit(server: Any, worker: Any) -> None:

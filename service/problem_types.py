@@ -61,6 +61,7 @@ PROBLEM_TYPES: Final = {
         "problem.type_service_unavailable_meaning",
         "problem.type_service_unavailable_instead",
     ),
+    "busy": ProblemType(503, "problem.busy", "problem.type_busy_meaning", "problem.type_busy_instead"),
     "http-error": ProblemType(
         None, "problem.other", "problem.type_http_error_meaning", "problem.type_http_error_instead"
     ),

@@ -14,18 +14,15 @@ def serve(host: str | None, port: int | None) -> int:
     ruleset folder is checked first: a bad file is named here, with its pointer and fault, and the
     service starts unready (create_app), so that a rollout stops and an alert fires."""
     from service.api import catalogue
-    from service.api.config import PLACEHOLDER_API_KEY, Settings
+    from service.api.config import SettingError, Settings
     from service.api.tracing import TracingSettingError, enabled
     from service.extras import OTEL, missing
     from service.rulesets.operator_folder import OperatorFileError
 
-    settings = Settings.from_env()
-    if PLACEHOLDER_API_KEY in settings.api_keys:
-        print(
-            f"maubinh serve: not starting, MAUBINH_API_KEYS holds the placeholder {PLACEHOLDER_API_KEY}: "
-            "put your own keys in the Secret (README, Kubernetes)",
-            file=sys.stderr,
-        )
+    try:
+        settings = Settings.from_env()
+    except SettingError as error:
+        print(f"maubinh serve: not starting, {error}", file=sys.stderr)
         return 2
     try:
         tracing = enabled()

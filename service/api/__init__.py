@@ -7,7 +7,7 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, errors, language, logs, metrics, tracing
+from service.api import auth, batch_slots, connection, errors, language, logs, metrics, tracing
 from service.api.config import Settings
 from service.api.views import api
 from service.hands import hand_table
@@ -18,7 +18,7 @@ from service.rulesets.operator_folder import OperatorFileError
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app; ``config`` overrides the environment's settings (field names of Settings)."""
     settings = Settings.from_env().merged(config)
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # no /static route: the viewer's assets have their own
     try:
         loaded, fault = catalogue(settings), None
     except OperatorFileError as error:
@@ -32,9 +32,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     logs.register(app, settings.log_level, settings.log_requests, lambda: metrics.log_fields() | tracing.log_fields())
     metrics.register(app)
     auth.register(app, settings.api_keys)
+    batch_slots.register(app, settings.batch_slots)
     errors.register(app)
     language.register(app)
     app.register_blueprint(api)
+    app.after_request(connection.close_on_a_body_left)
     for ruleset in app.config["CATALOGUE"].latest.values():
         hand_table(ruleset.wheel)  # build the tables before the first request, not during it
     return app

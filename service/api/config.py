@@ -6,7 +6,8 @@ Every setting is listed in the README's Operations section.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -14,7 +15,11 @@ from service.rulesets.catalogue import RULESETS_DIR_ENV
 
 PREFIX = "MAUBINH_"
 PLACEHOLDER_API_KEY = "REPLACE-ME"
-"""The key the Kubernetes overlay ships in api-keys.env: a known key is no key, so serve refuses it."""
+"""The key the Kubernetes overlay ships in api-keys.env: a known key is no key, so the start refuses it."""
+
+
+class SettingError(ValueError):
+    """A setting that is present but unusable: the service refuses to start, naming it."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,8 @@ class Settings:
     """The body limit of POST /v1/score/batch alone."""
     max_batch_rooms: int = 500
     """The most rooms one batch may hold."""
+    batch_slots: int = 4
+    """The most batch answers a worker holds at once, from reading the body to the last byte sent."""
     api_keys: tuple[str, ...] = ()
     """When set, /v1/* needs ``Authorization: Bearer <key>``; health, metrics and the spec stay open."""
     log_level: str = "INFO"
@@ -37,24 +44,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings the environment gives; :class:`SettingError` names one that is unusable."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
-        if (raw := env.get(PREFIX + "MAX_BODY_BYTES")) is not None:
-            values["max_body_bytes"] = int(raw)
-        if (raw := env.get(PREFIX + "MAX_BATCH_BYTES")) is not None:
-            values["max_batch_bytes"] = int(raw)
-        if (raw := env.get(PREFIX + "MAX_BATCH_ROOMS")) is not None:
-            values["max_batch_rooms"] = int(raw)
-        if (raw := env.get(PREFIX + "BODY_SECONDS")) is not None:
-            values["body_seconds"] = float(raw)
-        if (raw := env.get(PREFIX + "API_KEYS")) is not None:
-            values["api_keys"] = tuple(k.strip() for k in raw.split(",") if k.strip())
-        if (raw := env.get(PREFIX + "LOG_LEVEL")) is not None:
-            values["log_level"] = raw.upper()
+        for name, field, read in _READERS:
+            if (raw := env.get(PREFIX + name)) is not None:
+                values[field] = read(PREFIX + name, raw)
         if raw := env.get(RULESETS_DIR_ENV):
             values["rulesets_dir"] = raw
-        if (raw := env.get(PREFIX + "LOG_REQUESTS")) is not None:
-            values["log_requests"] = raw.strip().lower() not in ("0", "false", "no", "off")
         return cls(**values)
 
     def merged(self, overrides: Mapping[str, Any] | None) -> Settings:
@@ -71,3 +68,82 @@ class Settings:
         elif "api_keys" in values:
             values["api_keys"] = tuple(values["api_keys"])
         return replace(self, **values)
+
+
+def _whole(name: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingError(f"{name} must be a whole number, not {raw[:40]!r}") from None
+    if value < 0:
+        raise SettingError(f"{name} must not be negative, not {value}")
+    return value
+
+
+def _count(name: str, raw: str) -> int:
+    value = _whole(name, raw)
+    if value < 1:
+        raise SettingError(f"{name} must be at least 1, not {value}")
+    return value
+
+
+def _seconds(name: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingError(f"{name} must be a number of seconds, not {raw[:40]!r}") from None
+    if not value > 0:
+        raise SettingError(f"{name} must be more than 0 seconds, not {raw[:40]!r}")
+    return value
+
+
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+"""RFC 6750's b64token: what a key must be to be sent as ``Authorization: Bearer <key>``."""
+
+
+def _keys(name: str, raw: str) -> tuple[str, ...]:
+    """Keys, comma-separated. Set but holding no usable key is a fault, not "no keys": an empty value
+    (a secret that failed to render, ``$(openssl rand …)`` without openssl) would otherwise start the
+    service open to anyone."""
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if not keys:
+        raise SettingError(f"{name} is set but holds no key: unset it to serve /v1 without keys, or give keys")
+    if PLACEHOLDER_API_KEY in keys:
+        raise SettingError(
+            f"{name} holds the placeholder {PLACEHOLDER_API_KEY}: put your own keys in the Secret (README, Kubernetes)"
+        )
+    for position, key in enumerate(keys, 1):
+        if not BEARER_TOKEN.fullmatch(key):
+            raise SettingError(
+                f"{name}: key {position} of {len(keys)} holds a character a Bearer token cannot "
+                "(letters, digits and - . _ ~ + / only, then = at the end)"
+            )
+    return keys
+
+
+def _level(name: str, raw: str) -> str:
+    return raw.upper()
+
+
+def _switch(name: str, raw: str) -> bool:
+    return raw.strip().lower() not in ("0", "false", "no", "off")
+
+
+_READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
+    ("MAX_BODY_BYTES", "max_body_bytes", _whole),
+    ("MAX_BATCH_BYTES", "max_batch_bytes", _whole),
+    ("MAX_BATCH_ROOMS", "max_batch_rooms", _count),
+    ("BATCH_SLOTS", "batch_slots", _count),
+    ("BODY_SECONDS", "body_seconds", _seconds),
+    ("API_KEYS", "api_keys", _keys),
+    ("LOG_LEVEL", "log_level", _level),
+    ("LOG_REQUESTS", "log_requests", _switch),
+)
+"""Each setting's name after ``MAUBINH_``, its field, and how its text is read."""
+
+
+def key_requirement(settings: Settings) -> str:
+    """The start log's line on keys: whether /v1 needs one."""
+    if settings.api_keys:
+        return f"/v1 routes need a key: {len(settings.api_keys)} configured (MAUBINH_API_KEYS)"
+    return "/v1 routes are open to anyone: MAUBINH_API_KEYS is not set"

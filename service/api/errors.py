@@ -65,7 +65,9 @@ def _http_problem(error: HTTPException) -> Response:
         detail = Text("problem.other_detail", description=error.description or "")
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="maubinh"'
-    title = TITLES.get(status) or Text("problem.other", name=error.name)
+    if (retry_after := getattr(error, "retry_after", None)) is not None:
+        headers["Retry-After"] = str(retry_after)
+    title = getattr(error, "title", None) or TITLES.get(status) or Text("problem.other", name=error.name)
     return problem_response(status, problem_json(status, title, detail), headers)
 
 

@@ -25,7 +25,8 @@ from werkzeug.http import parse_accept_header
 
 from service import version
 from service.api import metrics
-from service.api.connection import close_after_answer
+from service.api.batch_slots import take_batch_slot
+from service.api.connection import body_taken
 from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
 from service.api.rules_page import rules_page
@@ -52,28 +53,24 @@ def _ok(body: object) -> Response:
         return Response(dumps(body, language()), status=200, content_type="application/json")
 
 
-DRAINED_BYTES = 8 * 1024 * 1024
-"""How much of a body past its limit is read and dropped before the 413: a client still sending then
-reads the answer, where closing on unread bytes would reset the connection under it."""
-
-
 def _body() -> bytes:
     """The body, or 413 past the route's limit (``request.max_content_length``) however it is framed,
     or 408 when it takes longer than MAUBINH_BODY_SECONDS to arrive: under gevent's workers a slow
-    body costs no thread, but each holds a connection, and they are finite."""
+    body costs no thread, but each holds a connection, and they are finite. A refused body is not read
+    on: its answer closes the connection (service/api/connection.py)."""
     with gevent.Timeout(current_app.config["SETTINGS"].body_seconds, RequestTimeout):
         try:
-            return _read_body()
+            body = _read_body()
         except ParseException as error:  # gunicorn parses a chunked body as the app reads it
-            close_after_answer()  # the framing is lost: the rest is no next request
             raise BadRequest(Text("problem.bad_chunk_detail")) from error
+    body_taken()
+    return body
 
 
 def _read_body() -> bytes:
     """werkzeug cuts a chunked body at the limit: one byte more tells a body past it."""
     limit, length = request.max_content_length, request.content_length
     if length is not None and limit is not None and length > limit:
-        _drop(min(length, DRAINED_BYTES))
         raise RequestEntityTooLarge
     if length is not None:
         return _declared_length(length)
@@ -81,7 +78,6 @@ def _read_body() -> bytes:
         return request.get_data(cache=False)
     body: bytes = request.input_stream.read(limit + 1)
     if len(body) > limit:
-        _drop(DRAINED_BYTES)
         raise RequestEntityTooLarge
     return body
 
@@ -93,30 +89,6 @@ def _declared_length(length: int) -> bytes:
     if len(body) < length:
         raise ClientDisconnected(Text("problem.body_short_detail", received=len(body), declared=length))
     return body
-
-
-DRAIN_IDLE_SECONDS = 1.0
-"""Draining stops after this long without a byte: a client that declared more than it sends gets its
-413 now, not a 408 when its body's time is up."""
-
-
-class _Idle(Exception):
-    pass
-
-
-def _drop(most: int) -> None:
-    """Read and drop up to ``most`` bytes of a refused body while they keep coming; then close the
-    connection after the answer if any may be left unread."""
-    try:
-        while most > 0:
-            with gevent.Timeout(DRAIN_IDLE_SECONDS, _Idle):
-                chunk = request.input_stream.read(min(most, 8 * 1024))
-            if not chunk:
-                return
-            most -= len(chunk)
-    except (_Idle, ParseException):
-        pass
-    close_after_answer()
 
 
 class TooManyValues(RequestEntityTooLarge):
@@ -188,6 +160,7 @@ to ~200 more."""
 def score_batch() -> Response:
     """Up to MAUBINH_MAX_BATCH_ROOMS rooms; this route alone reads up to MAUBINH_MAX_BATCH_BYTES."""
     settings = current_app.config["SETTINGS"]
+    take_batch_slot()
     request.max_content_length = settings.max_batch_bytes
     body = _json_body(values=settings.max_batch_rooms * VALUES_PER_ROOM)
     results = score_batch_results(body, _catalogue(), settings.max_batch_rooms, language())

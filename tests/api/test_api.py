@@ -3,6 +3,7 @@
 import copy
 import json
 import logging
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,7 +12,7 @@ from helpers import golden_cases
 from openapi_spec_validator import validate
 
 from service.api import create_app
-from service.api.config import Settings
+from service.api.config import SettingError, Settings
 from service.documents import score_document, verify_document
 from service.serialize import dumps
 
@@ -161,6 +162,26 @@ def test_one_json_log_line_per_request(capsys) -> None:  # type: ignore[no-untyp
     logging.getLogger("maubinh").handlers.clear()
 
 
+CONTRACT = yaml.safe_load(Path(__file__).resolve().parents[2].joinpath("openapi.yaml").read_text("utf-8"))
+
+
+def _operations(open_: bool) -> list[tuple[str, str]]:
+    """(method, a concrete path) of every operation of the contract that is open (``security: []``) or
+    not, each path parameter given the first value its schema lists (else ``x``)."""
+    found = []
+    for template, item in CONTRACT["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "post") or (operation.get("security") == []) != open_:
+                continue
+            path = template
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path":
+                    value = parameter["schema"].get("enum", ["x"])[0]
+                    path = path.replace("{" + parameter["name"] + "}", str(value))
+            found.append((method.upper(), path))
+    return found
+
+
 class TestAuth:
     @pytest.fixture
     def secured(self) -> FlaskClient:
@@ -169,21 +190,55 @@ class TestAuth:
     def test_off_by_default(self, client: FlaskClient) -> None:
         assert client.post("/v1/score", json=E1).status_code == 200
 
-    @pytest.mark.parametrize("header", [None, "Bearer nope", "k-one", "Basic k-one", "Bearer ", "Bearer k-one "])
+    @pytest.mark.parametrize(
+        "header", [None, "Bearer nope", "k-one", "Basic k-one", "Bearer ", "Bearerk-one", "Bearer k-"]
+    )
     def test_scoring_needs_a_valid_bearer_key(self, secured: FlaskClient, header: str | None) -> None:
         headers = {"Authorization": header} if header is not None else {}
         response = secured.post("/v1/score", json=E1, headers=headers)
         assert response.status_code == 401 and response.content_type == PROBLEM
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
 
-    @pytest.mark.parametrize("key", ["k-one", "k-two"])
-    def test_any_configured_key_works(self, secured: FlaskClient, key: str) -> None:
-        assert secured.post("/v1/score", json=E1, headers={"Authorization": f"Bearer {key}"}).status_code == 200
-        assert secured.get("/v1/rulesets", headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    @pytest.mark.parametrize(
+        "header", ["Bearer k-one", "Bearer k-two", "bearer k-one", "BEARER k-two", "Bearer  k-one"]
+    )
+    def test_any_configured_key_works_and_the_scheme_is_case_insensitive(
+        self, secured: FlaskClient, header: str
+    ) -> None:
+        """RFC 9110 11.1: the scheme is case-insensitive; before, ``bearer`` (lower case) was refused."""
+        assert secured.post("/v1/score", json=E1, headers={"Authorization": header}).status_code == 200
+        assert secured.get("/v1/rulesets", headers={"Authorization": header}).status_code == 200
 
-    @pytest.mark.parametrize("path", ["/healthz", "/readyz", "/metrics", "/openapi.yaml"])
-    def test_health_metrics_and_spec_stay_open(self, secured: FlaskClient, path: str) -> None:
-        assert secured.get(path).status_code == 200
+    @pytest.mark.parametrize(("method", "path"), _operations(open_=True))
+    def test_every_operation_the_contract_declares_open_answers_without_a_key(
+        self, secured: FlaskClient, method: str, path: str
+    ) -> None:
+        """Before: /docs/rules and /problems/* answered 401 with keys on, breaking every problem's type."""
+        assert secured.open(path, method=method).status_code == 200
+
+    @pytest.mark.parametrize(("method", "path"), _operations(open_=False))
+    def test_every_other_operation_of_the_contract_needs_a_key(
+        self, secured: FlaskClient, method: str, path: str
+    ) -> None:
+        assert secured.open(path, method=method, json=E1).status_code == 401
+
+    def test_a_path_that_is_no_route_is_a_404_without_a_key(self, secured: FlaskClient) -> None:
+        assert secured.get("/no-such-route").status_code == 404
+        assert secured.post("/healthz").status_code == 405
+        assert secured.get("/static/x").status_code == 404  # no route outside the contract
+
+    def test_keyed_answers_are_private_to_caches(self, secured: FlaskClient) -> None:
+        """Before: a pinned ruleset answered to a key said ``public``: a shared cache could hand an
+        operator's rules to anyone."""
+        key = {"Authorization": "Bearer k-one"}
+        pinned = secured.get("/v1/rulesets/maubinh-2020@1", headers=key)
+        assert pinned.headers["Cache-Control"] == "private, max-age=31536000, immutable"
+        assert secured.get("/v1/rulesets/maubinh-2020", headers=key).headers["Cache-Control"] == "private, no-cache"
+        assert secured.post("/v1/score", json=E1, headers=key).headers["Cache-Control"] == "private"
+        assert "private" not in secured.get("/healthz").headers.get("Cache-Control", "")
+
+    def test_without_keys_a_pinned_ruleset_may_be_cached_by_anyone(self, client: FlaskClient) -> None:
+        assert client.get("/v1/rulesets/maubinh-2020@1").headers["Cache-Control"].startswith("public")
 
 
 def test_settings_from_the_environment() -> None:
@@ -198,6 +253,23 @@ def test_settings_from_the_environment() -> None:
     )
     with pytest.raises(ValueError, match="unknown settings: colour"):
         Settings().merged({"colour": "red"})
+
+
+@pytest.mark.parametrize("keys", ["", ",", " ", " , ,", "REPLACE-ME", "good,REPLACE-ME", "a key with spaces"])
+def test_a_key_setting_that_holds_no_usable_key_is_refused(keys: str) -> None:
+    """Before: an empty MAUBINH_API_KEYS (the docs' recipe without openssl) started the service open."""
+    with pytest.raises(SettingError, match="MAUBINH_API_KEYS"):
+        Settings.from_env({"MAUBINH_API_KEYS": keys})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("MAUBINH_MAX_BODY_BYTES", "64k"), ("MAUBINH_BATCH_SLOTS", "0"), ("MAUBINH_BODY_SECONDS", "0"),
+     ("MAUBINH_MAX_BATCH_ROOMS", "-1")],
+)  # fmt: skip
+def test_an_unusable_number_setting_is_refused_by_name(name: str, value: str) -> None:
+    with pytest.raises(SettingError, match=name):
+        Settings.from_env({name: value})
 
 
 def test_metrics_count_requests_rooms_fouls_and_instant_wins(client: FlaskClient) -> None:

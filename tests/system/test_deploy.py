@@ -18,6 +18,7 @@ import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
 from service.api import metrics
+from service.api.config import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -341,3 +342,27 @@ def test_the_dashboard_is_its_script_s_output_and_imports_as_it_stands() -> None
         assert each["targets"] and all(t["datasource"] == each["datasource"] and t["expr"] for t in each["targets"])
         grid = each["gridPos"]
         assert grid["x"] + grid["w"] <= 24 and grid["h"] > 0
+
+
+def test_the_docs_key_recipe_writes_a_usable_key_or_nothing(tmp_path: Path) -> None:
+    """Before: the recipe wrote ``MAUBINH_API_KEYS=`` when openssl was missing, and the pods started open."""
+    [recipe] = [
+        line.strip()
+        for line in (ROOT / "docs" / "deployment.md").read_text("utf-8").splitlines()
+        if line.startswith("      key=$(")
+    ]
+    placeholder = (ROOT / "deploy" / "k8s" / "overlays" / "production" / "api-keys.env").read_text("utf-8")
+    target = tmp_path / "deploy" / "k8s" / "overlays" / "production" / "api-keys.env"
+    target.parent.mkdir(parents=True)
+    target.write_text(placeholder)
+    no_python = tmp_path / "bin"
+    no_python.mkdir()
+    for tool in ("printf",):
+        if found := shutil.which(tool):
+            (no_python / tool).symlink_to(found)
+    subprocess.run(["/bin/bash", "-c", recipe], cwd=tmp_path, env={"PATH": str(no_python)}, check=False)
+    assert target.read_text("utf-8") == placeholder  # left as it was: the pods still refuse to start
+    subprocess.run(["/bin/bash", "-c", recipe], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}, check=True)
+    [line] = target.read_text("utf-8").splitlines()
+    settings = Settings.from_env(dict([line.split("=", 1)]))
+    assert len(settings.api_keys) == 1 and len(settings.api_keys[0]) >= 40

@@ -9,6 +9,7 @@ them against the 1 s goal.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -24,16 +25,21 @@ from server import call, free_port, start
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from hostile import (
     E1,
+    FLOODED_ROUTES,
     HOSTILE_BATCHES,
+    KEY,
     MB,
     REFUSED_PATCHES,
     Served,
+    _status_kib,
     advices,
     batch,
     costing,
+    floods,
     parallel_batches,
     post,
     slow_clients,
+    unread_batches,
     variant,
     workers_of,
 )
@@ -54,6 +60,69 @@ def served() -> Iterator[Served]:
     yield Served(process.pid, workers_of(process.pid), int(base.rsplit(":", 1)[1]))
     process.kill()
     process.wait()
+
+
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[Served]:
+    """A server whose /v1 routes need a key, as a third party's backends meet it."""
+    base, process = start({"MAUBINH_MAX_REQUESTS": "0", "MAUBINH_API_KEYS": KEY})
+    deadline = time.monotonic() + 15
+    while len(workers_of(process.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield Served(process.pid, workers_of(process.pid), int(base.rsplit(":", 1)[1]))
+    process.kill()
+    process.wait()
+
+
+def test_floods_of_declared_bodies_leave_a_keyed_client_half_its_rate(keyed: Served) -> None:
+    """Before: one connection per worker streaming a body declared 1 GB to a 401, a 404 or a 405 took
+    scoring from ~720 rooms/s to 0 and failed every probe; gunicorn drained it without end."""
+    baseline, outcomes = floods(keyed, KEY, 8)
+    assert [flooded.route for flooded in outcomes] == list(FLOODED_ROUTES)
+    for flooded in outcomes:
+        assert flooded.rate >= 0.5 * baseline, (flooded.route, flooded.rate, baseline)
+        assert flooded.probes.latencies and flooded.probes.late == 0, (flooded.route, flooded.probes.latencies)
+    assert workers_of(keyed.master) == keyed.workers  # no worker timed out
+
+
+def test_an_answer_to_a_body_left_unread_closes_and_lingers_a_bounded_time(keyed: Served) -> None:
+    """The answer comes at once and says it closes; the body is not read on past the linger's second."""
+    head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", keyed.port), timeout=10) as sock:
+        sock.sendall(head)
+        started, sent, answer = time.monotonic(), 0, b""
+        sock.settimeout(0.05)
+        try:
+            while time.monotonic() - started < 5:
+                sent += sock.send(b"x" * 65536)
+                with contextlib.suppress(TimeoutError):
+                    answer += sock.recv(65536)
+        except OSError:  # reset once the linger is over
+            pass
+        closed_after = time.monotonic() - started
+    headers = answer.partition(b"\r\n\r\n")[0]
+    assert headers.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert b"\r\nConnection: close\r\n" in headers
+    assert closed_after < 3  # one second of linger, not the gigabyte
+
+
+def test_a_small_body_to_a_route_that_does_not_read_it_gets_its_whole_answer(keyed: Served) -> None:
+    """A client that sent its whole body before reading (urllib, requests) reads the 404 whole."""
+    status, answer = post(keyed.port, "/no-such-route", json.dumps(E1).encode())
+    assert status == 404
+    assert json.loads(answer)["type"] == "/problems/not-found"
+
+
+def test_unread_batch_answers_raise_the_servers_memory_by_at_most_300_mb(keyed: Served) -> None:
+    """Before: 80 connections posting 500-room batches and never reading took two workers from 105 to
+    843 MB, past the pods' limits. A worker now holds MAUBINH_BATCH_SLOTS answers; the rest are 503."""
+    rise, probes, statuses = unread_batches(keyed, 60, KEY)
+    assert rise <= 300, rise
+    assert probes.latencies and probes.late == 0, probes.latencies
+    assert set(statuses) <= {0, 200, 503} and 503 in statuses
+    whole = sum(_status_kib(pid, "VmRSS") for pid in (keyed.master, *workers_of(keyed.master))) / 1024
+    assert whole < 512  # the base pod's limit (deploy/k8s/base/deployment.yaml)
+    assert workers_of(keyed.master) == keyed.workers
 
 
 def test_refused_patches_keep_no_memory(served: Served) -> None:

@@ -1,6 +1,7 @@
 """The real thing: `maubinh serve` under gunicorn on a free loopback port."""
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -10,11 +11,13 @@ from pathlib import Path
 
 import pytest
 from helpers import golden_cases
-from server import call, start
+from server import call, free_port, start
 
 from service.contract import RoomRejected
 from service.documents import score_document
 from service.serialize import dumps
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +94,30 @@ def test_sigterm_drains_and_exits_cleanly(server: tuple[str, subprocess.Popen[by
     assert time.monotonic() - started < 12
     said = process.stderr.read().decode() if process.stderr else ""
     assert "Traceback" not in said and "Exception ignored" not in said  # workers leave quietly (heap unfrozen)
+
+
+@pytest.mark.parametrize("keys", ["", ",", " "])
+@pytest.mark.parametrize("how", ["maubinh serve", "gunicorn -c deploy/gunicorn.conf.py"])
+def test_a_key_setting_that_holds_no_key_refuses_to_start_in_one_line(keys: str, how: str) -> None:
+    """Before: MAUBINH_API_KEYS set to nothing usable started the service open to anyone, saying nothing."""
+    env = {**os.environ, "MAUBINH_API_KEYS": keys, "MAUBINH_PORT": str(free_port())}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    if how == "maubinh serve":
+        command = [str(Path(sys.executable).with_name("maubinh")), "serve"]
+    else:
+        command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py")]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
+    assert done.returncode != 0
+    said = done.stderr.strip().splitlines()
+    assert len(said) == 1 and "not starting, MAUBINH_API_KEYS is set but holds no key" in said[0], said
+
+
+@pytest.mark.parametrize(
+    ("keys", "line"), [(None, "/v1 routes are open to anyone"), ("k1,k2", "/v1 routes need a key: 2")]
+)
+def test_the_start_log_says_whether_v1_needs_a_key(keys: str | None, line: str) -> None:
+    _, process = start({"MAUBINH_API_KEYS": keys} if keys else {})
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=15)
+    said = process.stderr.read().decode() if process.stderr else ""
+    assert line in said
