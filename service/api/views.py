@@ -9,7 +9,7 @@ from typing import Any
 
 import gevent
 from flask import Blueprint, Response, current_app, g, request
-from gunicorn.http.errors import ParseException
+from gunicorn.http.errors import NoMoreData, ParseException
 from werkzeug.datastructures import MIMEAccept
 from werkzeug.exceptions import (
     BadRequest,
@@ -63,6 +63,8 @@ def _body() -> bytes:
             body = _read_body()
         except ParseException as error:  # gunicorn parses a chunked body as the app reads it
             raise BadRequest(Text("problem.bad_chunk_detail")) from error
+        except NoMoreData as error:  # a chunked body cut short: its client stopped sending
+            raise ClientDisconnected(Text("problem.body_cut_detail")) from error
     body_taken()
     return body
 

@@ -240,6 +240,20 @@ def test_a_malformed_chunked_body_is_a_400_and_closes(served: Served, chunks: by
     assert json.loads(body)["detail"].startswith("The body's chunked transfer coding is malformed")
 
 
+def test_a_chunked_body_cut_short_is_a_400_not_a_500(served: Served) -> None:
+    """Before: a client that stopped sending mid-chunk got a 500, logged with a traceback at error level."""
+    head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(head + b'10\r\n{"ruleset": "ma')
+        sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    headers, _, body = answer.partition(b"\r\n\r\n")
+    assert headers.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert json.loads(body)["detail"].startswith("The body ended before the last chunk")
+
+
 def test_a_transfer_coding_gunicorn_passes_on_undecoded_is_a_501(served: Served) -> None:
     """Before: ``gzip, chunked`` was read as plain chunked, the gzip left undone (a lying header scored)."""
     head = b"POST /v1/score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
