@@ -3,7 +3,7 @@
 Every value can be set from the environment; defaults suit a CPU-bound service: one worker per
 core available to the process. Workers are gevent's: a connection costs a greenlet, not a thread,
 so clients that send slowly cannot take the threads a health probe needs, and one that has not
-sent its headers within ``keepalive`` seconds is dropped (README, "Slow clients").
+sent its headers within ``keepalive`` seconds is dropped (docs/operations.md, "Bounds: what one request may cost").
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import shutil
+import sys
 from typing import Any
 
 from service.cores import available_cores
@@ -54,16 +54,16 @@ limit_request_fields = 100
 control_socket_disable = True
 
 
-def _fresh_metrics_dir() -> None:
-    """An empty metrics directory before the app is preloaded: old workers' files would be summed in,
-    and prometheus-client cannot write into a directory that does not exist."""
-    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if directory:
-        shutil.rmtree(directory, ignore_errors=True)
-        os.makedirs(directory, exist_ok=True)
+def _metrics_store() -> None:
+    """The metrics directory ready before the app is preloaded (prometheus-client reads the setting as it
+    is imported), or dropped in one line: the workers then count alone (service/metrics_store.py)."""
+    from service import metrics_store
+
+    if (fault := metrics_store.prepare()) is not None:
+        print(f"maubinh: metrics degraded, each worker counts alone: {fault}", file=sys.stderr)
 
 
-_fresh_metrics_dir()  # gunicorn reads this file before it preloads the app
+_metrics_store()  # gunicorn reads this file before it preloads the app
 
 
 def _usable_settings() -> None:
@@ -84,17 +84,27 @@ def pre_fork(server: Any, worker: Any) -> None:
     """The preloaded app's objects (rulesets, hand tables, the advisor's fields) move to the garbage
     collector's permanent generation before each fork. A worker's collections then walk only what it
     made: a new worker's first full collection otherwise touched the whole inherited heap, copying
-    its pages, and held its connections for ~90 ms (healthz p99 after each max_requests recycle)."""
+    its pages, and held its connections for ~90 ms (healthz p99 after each max_requests recycle).
+    The master counts the worker it is about to start."""
+    from service.api import metrics
+
+    metrics.worker_forked()
     gc.collect()
     gc.freeze()
 
 
 def post_fork(server: Any, worker: Any) -> None:
-    """The first workers recycle at evenly spaced fractions of max_requests (the k-th of n at k/n,
+    """A new worker opens its files in the metrics store, or finds it unusable (service/metrics_store.py).
+    The first workers recycle at evenly spaced fractions of max_requests (the k-th of n at k/n,
     jitter included), their successors at the whole: sharing the load evenly, they would reach it
     within a second of each other, and a recycled worker is replaced only a second or two later
     (gevent's worker notices once a second, drains in one-second steps, and the master forks after it
     exits), so with every worker leaving at once each connection waited (the tails' second cause)."""
+    from service import metrics_store
+    from service.api import metrics
+
+    metrics_store.forked()
+    metrics.adopt_store()
     if server.cfg.max_requests > 0 and worker.age <= server.num_workers:
         worker.max_requests = worker.max_requests * worker.age // server.num_workers
 
@@ -102,17 +112,15 @@ def post_fork(server: Any, worker: Any) -> None:
 def when_ready(server: Any) -> None:
     """The start log says whether /v1 needs a key. The master's own per-process gauges (made as the app
     was preloaded) are no worker's: gone."""
+    from service import metrics_store
     from service.api.config import Settings, key_requirement
 
     server.log.info(key_requirement(Settings.from_env()))
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
-        multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
+    metrics_store.mark_dead(os.getpid())
 
 
 def post_worker_init(worker: Any) -> None:
-    """A worker counts its own start, and says an untaken answer in one line."""
+    """A worker notes its CPU and memory, and says an untaken answer in one line."""
     from service.api import metrics
 
     metrics.worker_started()
@@ -129,15 +137,30 @@ def _untaken_answer(record: logging.LogRecord) -> bool:
     return True
 
 
+def worker_abort(worker: Any) -> None:
+    """The master aborts a worker (SIGABRT) only when it was silent past ``timeout``: noted, so that its
+    exit counts as ``timed_out``, not as a worker that stopped by itself."""
+    worker.maubinh_stop_reason = "timed_out"
+
+
+def stop_reason(worker: Any) -> str:
+    """Why a worker leaves: ``recycled`` (max_requests), ``stopped`` (told to: a shutdown),
+    ``timed_out`` (aborted by the master) or ``crashed`` (it left untold)."""
+    if (reason := getattr(worker, "maubinh_stop_reason", None)) is not None:
+        return str(reason)
+    if worker.alive:
+        return "crashed"
+    return "recycled" if worker.nr >= worker.max_requests else "stopped"
+
+
 def worker_exit(server: Any, worker: Any) -> None:
     """Back to ordinary collection as a worker leaves, so its objects are finalized while the modules
     they call on are still there (frozen, logging's handlers outlived gevent and printed tracebacks).
-    A worker that stops by itself says why; one killed or aborted (a timeout) cannot, and the metrics
+    A worker that can still run says why it leaves; one killed (out of memory) cannot, and the metrics
     count it as a start without a stop."""
     from service.api import metrics, tracing
 
-    if not worker.alive:
-        metrics.worker_stopped("recycled" if worker.nr >= worker.max_requests else "stopped")
+    metrics.worker_stopped(stop_reason(worker))
     tracing.shutdown()
     gc.unfreeze()
 
@@ -172,8 +195,8 @@ def post_request(worker: Any, request: Any, environ: dict[str, Any], response: A
 
 
 def child_exit(server: Any, worker: Any) -> None:
-    """A worker left: its live gauges go with it (prometheus-client multiprocess mode)."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
+    """A worker left: its live gauges go with it (prometheus-client multiprocess mode); a fault there is
+    logged, never raised into gunicorn's main loop."""
+    from service import metrics_store
 
-        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+    metrics_store.mark_dead(worker.pid)

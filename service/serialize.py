@@ -40,7 +40,7 @@ def dumps(document: object, language: Language = "en") -> bytes:
 def dumps_results(results: Iterable[object], language: Language = "en") -> bytes:
     """``{"results": [...]}``, each result encoded as it comes: the same bytes as :func:`dumps` of the
     whole, without holding every result's tree at once (a batch that did was slower a room than
-    single rooms, its trees outgrowing the CPU's caches: README, Benchmarks)."""
+    single rooms, its trees outgrowing the CPU's caches: docs/benchmarks.md)."""
     return b'{"results":[' + b",".join([dumps(result, language) for result in results]) + b"]}"
 
 

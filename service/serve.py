@@ -10,17 +10,21 @@ DEFAULT_CONFIG = "python:service.gunicorn_config"
 
 
 def serve(host: str | None, port: int | None) -> int:
-    """Replace this process with gunicorn, so that signals reach its master directly. An operator's
-    ruleset folder is checked first: a bad file is named here, with its pointer and fault, and the
-    service starts unready (create_app), so that a rollout stops and an alert fires."""
-    from service.api import catalogue
+    """Replace this process with gunicorn, so that signals reach its master directly, once the settings
+    are known to be usable. A bad file in the operator's ruleset folder does not stop the start: the
+    service starts unready and its log names the file (create_app), so that a rollout stops and an
+    alert fires."""
+    from service import metrics_store
+
+    # This process writes no metrics: prometheus-client, imported below, must not open the store (a full
+    # one kills it); gunicorn's configuration prepares it for the workers (service/metrics_store.py).
+    store = os.environ.pop(metrics_store.ENV, None) or tempfile.mkdtemp(prefix="maubinh-metrics-")
     from service.api.config import SettingError, Settings
     from service.api.tracing import TracingSettingError, enabled
     from service.extras import OTEL, missing
-    from service.rulesets.operator_folder import OperatorFileError
 
     try:
-        settings = Settings.from_env()
+        Settings.from_env()
     except SettingError as error:
         print(f"maubinh serve: not starting, {error}", file=sys.stderr)
         return 2
@@ -32,21 +36,12 @@ def serve(host: str | None, port: int | None) -> int:
     if tracing and (absent := missing("traces (OTEL_TRACES_EXPORTER) need", OTEL)):
         print(f"maubinh serve: not starting, {absent}", file=sys.stderr)
         return 2
-    try:
-        catalogue(settings)
-    except OperatorFileError as error:
-        print(
-            "maubinh serve: MAUBINH_RULESETS_DIR holds a bad ruleset file; starting unready (/readyz and "
-            f"every /v1/ request answer 503) until it is fixed and the service restarted:\n{error}",
-            file=sys.stderr,
-        )
     env = dict(os.environ)
     if host is not None:
         env["MAUBINH_HOST"] = host
     if port is not None:
         env["MAUBINH_PORT"] = str(port)
-    if not env.get("PROMETHEUS_MULTIPROC_DIR"):
-        env["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="maubinh-metrics-")
+    env[metrics_store.ENV] = store
     config = env.get("MAUBINH_GUNICORN_CONFIG", DEFAULT_CONFIG)
     os.execve(sys.executable, [sys.executable, "-m", "gunicorn", "--config", config], env)
     return 0  # pragma: no cover - execve does not return

@@ -9,7 +9,7 @@ column exploded, so the tables agree with each other and with ``maubinh score|ve
 --format parquet``, table for table. A refused room is a row of ``rooms`` and ``problems``, never an
 error: no room stops a partition.
 
-Run it with ``spark-submit`` on ``deploy/spark/audit.py`` (README, "Audits at scale"); executors need
+Run it with ``spark-submit`` on ``deploy/spark/audit.py`` (docs/audits.md); executors need
 the package (``pip install 'maubinh[spark]'``, or the wheel with ``--py-files``).
 """
 

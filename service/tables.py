@@ -1,6 +1,6 @@
 """Answers as table rows: the ledger as tables that DuckDB, pandas, Spark and BI tools read as they are.
 
-One scored, verified or refused room gives rows of five tables (README, "Audits at scale", documents
+One scored, verified or refused room gives rows of five tables (docs/audits.md, "The tables", documents
 each column): ``rooms`` (one row a room), ``players``, ``ledger``, ``problems`` and, for verify,
 ``differences``. The command line writes them as Parquet (``--format parquet``) and the Spark job
 (:mod:`service.spark`) writes the same rows, so the two agree table for table. Amounts are 64-bit

@@ -3,7 +3,7 @@
 One module a layer: ``splits`` (enumeration and legality), ``opponents`` (the field tables),
 ``expectation`` (a split's expected units), ``search`` (the bounded search) and ``advise``.
 
-Method (README "Arrangement advisor"):
+Method (docs/advisor.md):
 
 1. The 13 cards are evaluated once: every 5-card subset (1,287) and 3-card subset (286),
    vectorised with numpy on the same strength scale as the scoring pipeline.

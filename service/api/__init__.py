@@ -23,6 +23,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         loaded, fault = catalogue(settings), None
     except OperatorFileError as error:
         loaded, fault = builtin_catalogue(), error
+        logs.logger(settings.log_level).error(
+            "MAUBINH_RULESETS_DIR holds a bad ruleset file; starting unready (/readyz and every /v1/ request "
+            "answer 503) until it is fixed and the service restarted: %s",
+            error,
+        )
     app.config.update(
         SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=loaded, RULESETS_FAULT=fault
     )

@@ -15,7 +15,7 @@ from functools import cache
 from importlib import resources
 
 import yaml
-from flask import Flask, Response, g, request
+from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import Unauthorized
 
 SCHEME = "bearer"
@@ -55,6 +55,12 @@ def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
     for key in keys:
         matched |= hmac.compare_digest(offered, key.encode())
     return matched and bool(offered)
+
+
+def keyed_caller() -> bool:
+    """Whether this request carries one of the configured keys (none configured: no caller is keyed)."""
+    keys: tuple[str, ...] = current_app.config["SETTINGS"].api_keys
+    return bool(keys) and authorized(request.headers.get("Authorization"), keys)
 
 
 def needs_key() -> bool:

@@ -110,7 +110,8 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
         raise SettingError(f"{name} is set but holds no key: unset it to serve /v1 without keys, or give keys")
     if PLACEHOLDER_API_KEY in keys:
         raise SettingError(
-            f"{name} holds the placeholder {PLACEHOLDER_API_KEY}: put your own keys in the Secret (README, Kubernetes)"
+            f"{name} holds the placeholder {PLACEHOLDER_API_KEY}: put your own keys in the Secret "
+            "(docs/deployment.md, Kubernetes)"
         )
     for position, key in enumerate(keys, 1):
         if not BEARER_TOKEN.fullmatch(key):

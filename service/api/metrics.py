@@ -24,14 +24,13 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
-from service import version
+from service import metrics_store, version
 from service.api import logs
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
 from service.verify import AMOUNTS_ONLY
-
-if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # before the metrics below: those without labels write at once
-    os.makedirs(os.environ["PROMETHEUS_MULTIPROC_DIR"], exist_ok=True)
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Method labels: any other method a caller invents counts as ``other``."""
@@ -72,11 +71,14 @@ RULESETS_FAILED = Gauge(
     "1 while the operator's ruleset folder failed to load: the instance is unready and scores nothing",
     multiprocess_mode="max",
 )
-WORKER_STARTS = Counter("maubinh_worker_starts_total", "Workers started (at boot, after a recycle, after a crash)")
+WORKER_STARTS = Counter(
+    "maubinh_worker_starts_total", "Workers forked by the master (at boot, after a recycle, after a crash)"
+)
 WORKER_STOPS = Counter(
     "maubinh_worker_stops_total",
-    "Workers that stopped by themselves, by reason: recycled (max_requests) or stopped (shutdown); a worker "
-    "killed (out of memory) or aborted (timeout) is a start without a stop",
+    "Workers that left, by reason: recycled (max_requests), stopped (a shutdown), timed_out (aborted by the "
+    "master after MAUBINH_TIMEOUT) or crashed (left untold); a worker killed (out of memory) is a start "
+    "without a stop",
     ["reason"],
 )
 WORKER_CPU = Gauge("maubinh_worker_cpu_seconds", "CPU time a live worker has used, by pid", multiprocess_mode="liveall")
@@ -86,18 +88,77 @@ WORKER_MEMORY = Gauge(
 BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version", "python"], multiprocess_mode="max")
 
 
+class _Unkept:
+    """A series the store has no room for: written to nowhere (service/metrics_store.py)."""
+
+    def inc(self, amount: float = 1) -> None: ...
+
+    def dec(self, amount: float = 1) -> None: ...
+
+    def set(self, value: float) -> None: ...
+
+    def observe(self, value: float) -> None: ...
+
+
+UNKEPT = _Unkept()
+
+
+def _series(metric: Any, *labels: str) -> Any:
+    """``metric``'s series for ``labels`` (or ``metric`` itself, without labels), or a stand-in that
+    keeps nothing when the metrics store has no room for a series this worker has not written yet."""
+    series = (id(metric), labels)
+    if not metrics_store.may_write(series):
+        return UNKEPT
+    try:
+        return metric.labels(*labels) if labels else metric  # a new label set may open a new file
+    except OSError as error:
+        metrics_store.unusable(error)
+        return UNKEPT
+
+
+def adopt_store() -> None:
+    """A new worker opens its own files in the store at once (prometheus-client does so on the first
+    write after a fork, for every series the master made), so that a store it cannot write is found
+    here, not inside a request."""
+    try:
+        _series(IN_FLIGHT).inc(0)
+    except OSError as error:
+        metrics_store.unusable(error)
+
+
+class _Degraded(Collector):
+    """``maubinh_metrics_degraded``: this process's own word, never summed through the store."""
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        yield GaugeMetricFamily(
+            "maubinh_metrics_degraded",
+            "1 while the worker that answers cannot keep every series with the others' (PROMETHEUS_MULTIPROC_DIR "
+            "full, unwritable or missing): the numbers here are partial, and the log says why",
+            value=metrics_store.degraded() is not None,
+        )
+
+
+DEGRADED = CollectorRegistry()
+DEGRADED.register(_Degraded())
+
+
 def start() -> None:
     """Say which version runs."""
-    BUILD.labels(version=version(), python=platform.python_version()).set(1)
+    _series(BUILD, version(), platform.python_version()).set(1)
 
 
 def exposition() -> tuple[bytes, str]:
-    """The metrics text; summed over every worker when PROMETHEUS_MULTIPROC_DIR is set."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    """The metrics text; summed over every worker when the store is shared (PROMETHEUS_MULTIPROC_DIR),
+    else, or when the store cannot be read, this worker's own; and whether they are degraded."""
+    text = b""
+    if metrics_store.shared():
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-        return generate_latest(registry), CONTENT_TYPE_LATEST
-    return generate_latest(), CONTENT_TYPE_LATEST
+        try:
+            text = generate_latest(registry)
+        except OSError as error:
+            metrics_store.say_once("read", f"the store cannot be read ({error.strerror or error}): this worker's own")
+    return (text or generate_latest()) + generate_latest(DEGRADED), CONTENT_TYPE_LATEST
 
 
 def register(app: Flask) -> None:
@@ -105,27 +166,27 @@ def register(app: Flask) -> None:
     code, every verified claim by outcome; note the rulesets served and each worker's CPU and memory."""
     start()
     builtin = builtin_catalogue().latest
-    RULESETS.labels("builtin").set(len(builtin))
-    RULESETS.labels("operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
-    RULESETS_FAILED.set(app.config["RULESETS_FAULT"] is not None)
+    _series(RULESETS, "builtin").set(len(builtin))
+    _series(RULESETS, "operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
+    _series(RULESETS_FAILED).set(app.config["RULESETS_FAULT"] is not None)
 
     @app.before_request
     def arrive() -> None:
-        IN_FLIGHT.inc()
+        _series(IN_FLIGHT).inc()
         g.in_flight = True
 
     @app.teardown_request
     def leave(error: BaseException | None) -> None:
         if g.pop("in_flight", False):
-            IN_FLIGHT.dec()
+            _series(IN_FLIGHT).dec()
 
     @app.after_request
     def observe(response: Response) -> Response:
         seconds, route = logs.elapsed(), logs.route()
         method = request.method if request.method in METHODS else "other"
         status = str(response.status_code)
-        REQUESTS.labels(route, method, status).inc()
-        LATENCY.labels(route, method, status).observe(seconds)
+        _series(REQUESTS, route, method, status).inc()
+        _series(LATENCY, route, method, status).observe(seconds)
         outcome = g.get("outcome")
         batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:
@@ -133,14 +194,14 @@ def register(app: Flask) -> None:
             count_rooms(batch, route)
         elif route == "/v1/score/batch" and batch is not None:
             count_rooms(batch, route)
-            BATCH_ROOMS.observe(len(batch))
+            _series(BATCH_ROOMS).observe(len(batch))
         elif route == "/v1/verify" and outcome is not None:
             batch = [count_verification(outcome)]
         refused = g.get("refusal_codes")
         if refused is not None:
             count_refusal(refused, route)
             if response.status_code == 422:
-                REJECTED.labels(route).inc()
+                _series(REJECTED, route).inc()
         g.rooms_counted = batch
         sample_worker()
         return response
@@ -233,21 +294,21 @@ def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> No
         for pattern in outcome.instant_wins:
             instant_wins[outcome.ruleset, pattern] = instant_wins.get((outcome.ruleset, pattern), 0) + 1
     for labels, count in rooms.items():
-        ROOMS.labels(*labels).inc(count)
+        _series(ROOMS, *labels).inc(count)
     for ruleset, count in fouls.items():
-        FOULS.labels(ruleset).inc(count)
+        _series(FOULS, ruleset).inc(count)
     for labels, count in instant_wins.items():
-        INSTANT_WINS.labels(*labels).inc(count)
+        _series(INSTANT_WINS, *labels).inc(count)
     if refused:
-        REJECTED.labels(route).inc(refused)
+        _series(REJECTED, route).inc(refused)
     for code, count in codes.items():
-        REFUSALS.labels(route, code).inc(count)
+        _series(REFUSALS, route, code).inc(count)
 
 
 def count_refusal(codes: tuple[str, ...], route: str) -> None:
     """A refused request, once for each of its codes."""
     for code in codes:
-        REFUSALS.labels(route, code).inc()
+        _series(REFUSALS, route, code).inc()
 
 
 def count_verification(answer: dict[str, Any]) -> RoomOutcome:
@@ -255,12 +316,12 @@ def count_verification(answer: dict[str, Any]) -> RoomOutcome:
     itself is the verify's, not counted as scored."""
     room = outcome_of(answer["result"])
     assert isinstance(room, RoomOutcome)
-    VERIFICATIONS.labels(room.ruleset, "agree" if answer["agrees"] else "disagree").inc()
+    _series(VERIFICATIONS, room.ruleset, "agree" if answer["agrees"] else "disagree").inc()
     if not answer["agrees"]:
         ledger = answer["ledger"] or {}
         steps = {line["step"] or "unstated" for lines in ledger.values() for line in lines} or {AMOUNTS_ONLY}
         for step in steps:
-            DISAGREEMENTS.labels(room.ruleset, step).inc()
+            _series(DISAGREEMENTS, room.ruleset, step).inc()
     return room
 
 
@@ -278,21 +339,26 @@ def sample_worker() -> None:
         return
     _sampled[0] = now
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    WORKER_CPU.set(usage.ru_utime + usage.ru_stime)
+    _series(WORKER_CPU).set(usage.ru_utime + usage.ru_stime)
     try:
         with open("/proc/self/statm", "rb") as statm:
-            WORKER_MEMORY.set(int(statm.read().split()[1]) * PAGE_BYTES)
+            _series(WORKER_MEMORY).set(int(statm.read().split()[1]) * PAGE_BYTES)
     except OSError:  # no /proc: the peak instead
-        WORKER_MEMORY.set(usage.ru_maxrss * 1024)
+        _series(WORKER_MEMORY).set(usage.ru_maxrss * 1024)
+
+
+def worker_forked() -> None:
+    """One more worker, counted by the master as it forks (gunicorn's pre_fork): a worker that dies
+    before it could count itself still counts, so that a crash loop shows."""
+    _series(WORKER_STARTS).inc()
 
 
 def worker_started() -> None:
-    """One more worker (gunicorn's post_worker_init)."""
-    WORKER_STARTS.inc()
+    """A worker ready to serve (gunicorn's post_worker_init): its CPU and memory noted at once."""
     _sampled[0] = 0.0
     sample_worker()
 
 
 def worker_stopped(reason: str) -> None:
-    """A worker leaving by itself (gunicorn's worker_exit): ``recycled`` or ``stopped``."""
-    WORKER_STOPS.labels(reason).inc()
+    """A worker leaving (gunicorn's worker_exit), and why (service/gunicorn_config.py, ``stop_reason``)."""
+    _series(WORKER_STOPS, reason).inc()

@@ -25,6 +25,7 @@ from werkzeug.http import parse_accept_header
 
 from service import version
 from service.api import metrics
+from service.api.auth import keyed_caller
 from service.api.batch_slots import take_batch_slot
 from service.api.connection import body_taken
 from service.api.language import first_choices, language
@@ -226,8 +227,10 @@ def refuse_rooms_while_unready() -> None:
 @api.get("/readyz", provide_automatic_options=False)
 def readyz() -> Response:
     fault = current_app.config["RULESETS_FAULT"]
-    if fault is not None:
-        raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=str(fault)))
+    if fault is not None:  # the file and the fault only to a keyed caller: paths and quoted fragments
+        if keyed_caller():
+            raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=str(fault)))
+        raise ServiceUnavailable(Text("problem.rulesets_failed_detail"))
     loaded = _catalogue().latest
     return _ok({"status": "ready", "rulesets": len(loaded), "version": version()})
 

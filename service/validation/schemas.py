@@ -66,7 +66,7 @@ class Players(fields.Field[list[dict[str, Any]]]):
     """The players, each loaded by ``PlayerSchema``'s own fields with its messages and its refusal of
     unknown fields, their faults keyed as its load keys them (index, then field): the same data and
     faults without a Schema load per player (hooks, partial loading, a closure per field). A speed
-    trick, worth over 5% of bytes → bytes in bench/scoring.py (README, Benchmarks). ``PlayerSchema``
+    trick, worth over 5% of bytes → bytes in bench/scoring.py (docs/benchmarks.md). ``PlayerSchema``
     has no hooks, ``data_key`` or ``validates`` methods that this would skip;
     tests/unit/test_validation.py holds the two equal."""
 

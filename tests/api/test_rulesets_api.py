@@ -63,8 +63,13 @@ def test_a_bad_operator_file_leaves_the_app_unready_naming_file_pointer_and_faul
     assert str(refused).startswith(str(directory / "zbad.json"))
     assert says in str(refused)
     ready = app.test_client().get("/readyz")
-    assert ready.status_code == 503 and str(refused) in ready.json["detail"]
+    assert ready.status_code == 503 and str(refused) not in ready.json["detail"]  # /readyz is open: no paths
+    assert ready.json["detail"].startswith("The operator's rulesets did not load")
     assert app.test_client().post("/v1/score", json=CLUB_E1).status_code == 503
+    keyed = create_app({"log_requests": False, "rulesets_dir": str(directory), "api_keys": ("k1",)}).test_client()
+    assert str(refused) in keyed.get("/readyz", headers={"Authorization": "Bearer k1"}).json["detail"]
+    assert str(refused) not in keyed.get("/readyz").json["detail"]
+    assert str(refused) not in keyed.get("/readyz", headers={"Authorization": "Bearer k2"}).json["detail"]
 
 
 @pytest.mark.parametrize("name", ["missing", "a-file"])
@@ -73,8 +78,8 @@ def test_a_rulesets_dir_that_is_no_folder_leaves_the_app_unready_saying_so(tmp_p
     directory = tmp_path / name
     if name == "a-file":
         directory.write_text("{}")
-    app = create_app({"log_requests": False, "rulesets_dir": str(directory)})
-    ready = app.test_client().get("/readyz")
+    app = create_app({"log_requests": False, "rulesets_dir": str(directory), "api_keys": ("k1",)})
+    ready = app.test_client().get("/readyz", headers={"Authorization": "Bearer k1"})
     assert ready.status_code == 503
     assert f"{directory}: /: no such folder: MAUBINH_RULESETS_DIR names the folder" in ready.json["detail"]
 

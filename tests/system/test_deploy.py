@@ -15,7 +15,6 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from prometheus_client.metrics import MetricWrapperBase
 
 from service.api import metrics
 from service.api.config import Settings
@@ -140,6 +139,34 @@ def test_the_monitoring_component_validates_against_the_operator_s_crds(overlay:
         assert {o["metadata"]["namespace"] for o in custom} == {"maubinh"}
 
 
+def _monitoring_settings() -> dict[str, str]:
+    lines = (MONITORING / "monitoring.env").read_text("utf-8").splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_the_monitoring_component_takes_its_runbook_base_and_release_label_from_one_file(tmp_path: Path) -> None:
+    """Before: every runbook_url named a repository that exists nowhere, and no object carried the
+    ``release`` label a kube-prometheus-stack Prometheus selects by, so it ignored them silently."""
+    settings = _monitoring_settings()
+    assert settings["prometheus_release"] == "kube-prometheus-stack"  # the chart's selector as its README installs it
+    overlay = with_monitoring(tmp_path, PRODUCTION)
+    env = overlay.parents[1] / "components" / "monitoring" / "monitoring.env"
+    env.write_text(env.read_text("utf-8").replace(settings["runbook_base"], "https://wiki.club.vn/ops/maubinh")
+                   .replace("=kube-prometheus-stack", "=prom"))  # fmt: skip
+    objects = render(overlay)
+    custom = [o for o in objects if o["apiVersion"] == "monitoring.coreos.com/v1"]
+    assert {o["kind"]: o["metadata"]["labels"]["release"] for o in custom} == {
+        "PrometheusRule": "prom",
+        "ServiceMonitor": "prom",
+    }
+    [rule] = [o for o in custom if o["kind"] == "PrometheusRule"]
+    urls = [r["annotations"]["runbook_url"] for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+    assert urls and all(url.startswith("https://wiki.club.vn/ops/maubinh#") for url in urls)
+    assert all(
+        o["kind"] != "ConfigMap" or o["metadata"]["name"] != "maubinh-monitoring" for o in objects
+    )  # build-time only
+
+
 def test_the_prometheus_rule_is_the_rules_file() -> None:
     rule = load(MONITORING / "prometheusrule.yaml")
     assert rule["spec"] == load(DEPLOY / "prometheus" / "alerts.yaml")
@@ -166,6 +193,9 @@ def test_deployment_is_production_shaped(overlay: Path) -> None:
     env = {e["name"]: e for e in container["env"]}
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    # A bad rulesets folder leaves the pod alive and unready, as the runbook says: a startupProbe on
+    # /readyz never passed, and the kubelet killed it in a loop (the pod-down alert, not the rulesets one).
+    assert container["startupProbe"]["httpGet"]["path"] == "/healthz"
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
@@ -256,13 +286,14 @@ def test_hpa_pdb_and_service_monitor(tmp_path: Path) -> None:
 
 
 EXPOSED = {
-    m._name + suffix
-    for m in vars(metrics).values()
-    if isinstance(m, MetricWrapperBase)
+    name + suffix
+    for name in re.findall(r"^# TYPE (\S+) ", metrics.exposition()[0].decode(), re.M)
     for suffix in ("_total", "_bucket", "_count", "_sum", "")
 }
+"""Every name /metrics declares (its ``# TYPE`` lines), with the suffixes of its samples."""
 RUNBOOK = ROOT / "docs" / "runbook.md"
-RUNBOOK_URL = "https://github.com/maubinh/maubinh/blob/main/docs/runbook.md#"
+RUNBOOK_URL = "https://runbooks.example.com/maubinh#"
+"""The placeholder base of every runbook_url, which deploy/k8s/components/monitoring/monitoring.env sets."""
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -289,6 +320,7 @@ def test_alert_rules_name_real_metrics_and_link_their_runbook_section() -> None:
         assert {"summary", "description", "runbook_url"} <= set(rule["annotations"])
         url = rule["annotations"]["runbook_url"]
         assert url.startswith(RUNBOOK_URL) and url.removeprefix(RUNBOOK_URL) in anchors, url
+    assert _monitoring_settings()["runbook_base"] + "#" == RUNBOOK_URL
     for rule in _rules():
         for name in re.findall(r"\b(maubinh_[a-z_]+)", rule["expr"]):
             assert name in EXPOSED, f"{rule.get('alert') or rule['record']} uses {name}, which is not exported"

@@ -29,3 +29,20 @@ def test_every_relative_link_resolves_to_a_file_and_a_heading() -> None:
             elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
                 broken.append(f"{page.name}: {target} (no such heading)")
     assert broken == []
+
+
+def test_the_codes_the_runbook_names_are_codes_the_service_answers() -> None:
+    """Before: the runbook named a fault code, ``invalid``, that no longer exists."""
+    import yaml
+
+    from service.problem_types import PROBLEM_TYPES
+
+    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text("utf-8"))
+    codes = set(spec["components"]["schemas"]["Fault"]["properties"]["code"]["enum"])
+    codes |= {slug.replace("-", "_") for slug in PROBLEM_TYPES}  # a problem's own code (maubinh_refusals_total)
+    runbook = (ROOT / "docs" / "runbook.md").read_text("utf-8")
+    section = runbook.split("## MaubinhRefusalsJumped", 1)[1].split("\n## ", 1)[0]
+    named = {code for line in section.splitlines() if line.strip().startswith("- `")
+             for code in re.findall(r"`([a-z_]+)`", line.split(":", 1)[0])}  # fmt: skip
+    assert len(named) >= 10
+    assert named - codes == set()
