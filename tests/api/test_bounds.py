@@ -368,6 +368,30 @@ def test_caller_text_in_a_csv_cell_never_becomes_a_formula() -> None:
     assert all(row.startswith("\"'=HYPERLINK(") for row in rows)
 
 
+@pytest.mark.parametrize("language", ["en", "vi"])
+def test_no_text_cell_of_a_csv_starts_a_formula_whatever_the_column(language: str) -> None:
+    """Before: the explanation column was never escaped: a house rule's label ``=HYPERLINK(…)`` began
+    its cell, and so did a player id starting with ``-``."""
+    import csv
+    import io
+
+    labels = {"back": '=HYPERLINK("http://x","x")', "middle": "+1+1", "front": "@SUM(A1)"}
+    room = {**E1, "round_id": "\t=cmd", "ruleset": {"base": "maubinh-2020", "patch": {"labels": labels}}}
+    room["players"] = [{**player, "id": new} for player, new in zip(E1["players"], ("-P", "-Q"), strict=True)]
+    status, answer = documents.answer(documents.score_document, json.dumps(room).encode(), language=language)
+    assert status == 200
+    text = spreadsheet.ledger_rows(answer).decode()
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len(rows) == len(answer["ledger"]) >= 4
+    starts = tuple(spreadsheet.FORMULA_STARTS)
+    cells = [cell for row in rows for column, cell in enumerate(row) if column not in (1, 6, 7)]  # seq, units, amount
+    assert not [cell for cell in cells if cell.startswith(starts)]
+    if language == "vi":  # the Vietnamese explanation opens with the house's own name for the chi
+        assert any(row[9].startswith("'" + labels["back"] + ":") for row in rows)
+    for line in text.splitlines():  # every text cell quoted: a ';' splitting it cannot start one either
+        assert line.startswith('"') and ',"' in line
+
+
 def test_an_unknown_patch_key_is_one_fault_not_a_dump_of_the_ruleset(client: FlaskClient) -> None:
     """The root's maxProperties (14) would also refuse the merged document, quoting it whole."""
     answer = client.post("/v1/score", json={**E1, "ruleset": {"base": "maubinh-2020", "patch": {"foo": 1}}})
