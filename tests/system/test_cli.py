@@ -336,7 +336,7 @@ def test_a_jsonl_spreadsheet_has_one_header_and_sets_problems_aside(tmp_path: Pa
     one = run("score", "--jsonl", str(rooms), "--format", "csv", "--jobs", "1")
     two = run("score", "--jsonl", str(rooms), "--format", "csv", "--jobs", "2")
     assert one.returncode == two.returncode == 0 and one.stdout == two.stdout
-    assert one.stdout.count("round_id,seq") == 1
+    assert one.stdout.count('"round_id","seq"') == 1
     refused = [line for line in one.stderr.splitlines() if line.startswith("{")]
     assert refused and all(json.loads(line)["status"] in (400, 422) for line in refused)
     scored = [json.loads(line) for line in run("score", "--jsonl", str(rooms)).stdout.splitlines()]
