@@ -42,6 +42,7 @@ from service.rulesets.operator_folder import (
     load_operator_file,
     lock_text,
     version_of,
+    write_lock,
 )
 from service.serialize import dumps, problem_json, ruleset_json, rulesets_json
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
@@ -257,7 +258,11 @@ def _lock(paths: list[str]) -> int:
     except OperatorFileError as error:
         print(f"maubinh rulesets lock: not locking, the folder does not load:\n{error}", file=sys.stderr)
         return EXIT_REJECTED
-    (Path(paths[0]) / LOCK_FILE).write_text(lock_text(folder), "utf-8")
+    try:
+        write_lock(Path(paths[0]), lock_text(folder))
+    except OSError as error:
+        print(f"maubinh rulesets lock: cannot write {Path(paths[0]) / LOCK_FILE}: {error.strerror}", file=sys.stderr)
+        return EXIT_USAGE
     for _, ruleset in folder.unlocked():
         print(f"locked {ruleset.id}@{ruleset.version} {ruleset.digest}")
     return 0

@@ -12,10 +12,12 @@ Layout, as the built-ins' (docs/rules.md §11.4):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import TYPE_CHECKING, Any
@@ -167,3 +169,18 @@ def lock_text(folder: Folder) -> str:
     lock = {**(folder.lock or {}), **{f"{r.id}@{r.version}": r.digest for _, r in folder.rulesets}}
     ordered = sorted(lock.items(), key=lambda item: (item[0].partition("@")[0], int(item[0].partition("@")[2])))
     return json.dumps(dict(ordered), indent=2) + "\n"
+
+
+def write_lock(directory: FilePath, text: str) -> None:
+    """``DIR/rulesets.lock`` written whole, or not at all: a new file in DIR renamed over the old name,
+    so that a ``rulesets.lock`` that is a symlink is replaced, never written through (it could point
+    outside DIR), and a reader never sees half a lock."""
+    handle, temporary = tempfile.mkstemp(prefix=".rulesets.lock.", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, FilePath(directory) / LOCK_FILE)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

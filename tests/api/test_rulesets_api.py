@@ -228,3 +228,14 @@ def test_a_lock_that_is_not_one_is_refused(tmp_path: Path, lock: str) -> None:
     (directory / "rulesets.lock").write_text(lock)
     fault = create_app({"log_requests": False, "rulesets_dir": str(directory)}).config["RULESETS_FAULT"]
     assert fault is not None and fault.path == directory / "rulesets.lock"
+
+
+def test_lock_never_writes_through_a_symlink(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a ``rulesets.lock`` symlink was followed, and the lock written wherever it pointed."""
+    directory = versions(tmp_path, {"scoop": {"multiplier": 2}})
+    (directory / "rulesets.lock").symlink_to(tmp_path / "nowhere.lock")  # a link to a file not yet made
+    assert cli(capsys, "rulesets", "lock", str(directory))[0] == 0
+    assert not (directory / "rulesets.lock").is_symlink()
+    assert "club-hanoi@1" in json.loads((directory / "rulesets.lock").read_text())
+    assert not (tmp_path / "nowhere.lock").exists()
+    assert [p.name for p in directory.iterdir() if p.name.startswith(".")] == []  # no temporary left behind
