@@ -21,6 +21,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -94,13 +95,17 @@ def costing(served: Served, scenario: Callable[[], Any]) -> tuple[Any, Cost]:
     return outcome, Cost(round(rise, 1), round(sum(_cpu_seconds(pid) for pid in served.workers) - cpu, 2))
 
 
-def post(port: int, path: str, body: bytes | Iterator[bytes], timeout: float = 30) -> tuple[int, bytes]:
+def post(
+    port: int, path: str, body: bytes | Iterator[bytes], timeout: float = 30, key: str | None = None
+) -> tuple[int, bytes]:
     """One POST on a kept-alive connection (an iterator of bytes is sent chunked): the server drains
     what it did not read, where closing with unread bytes could reset the connection under the answer."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         chunked = not isinstance(body, bytes)
         headers = {"Content-Type": "application/json", **({"Transfer-Encoding": "chunked"} if chunked else {})}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
         connection.request("POST", path, body=body, headers=headers, encode_chunked=chunked)
         answer = connection.getresponse()
         return answer.status, answer.read()
@@ -278,6 +283,45 @@ def scoring_rate(port: int, key: str, seconds: float) -> float:
     return scored / (time.monotonic() - started)
 
 
+def _loop_requests(port: int, seconds: float, clients: int, key: str, oversized: bool) -> None:
+    """``clients`` threads, each posting a 70,000-byte body (over the 64 KiB limit) to /v1/score with
+    the key, again and again (the 413 path); or, to compare, getting /healthz as often."""
+    body, stop = b"x" * 70_000, time.monotonic() + seconds
+
+    def loop() -> None:
+        while time.monotonic() < stop:
+            with contextlib.suppress(OSError):
+                if oversized:
+                    post(port, "/v1/score", body, key=key, timeout=5)
+                else:
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                    connection.request("GET", "/healthz")
+                    connection.getresponse().read()
+                    connection.close()
+
+    threads = [threading.Thread(target=loop) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+@contextlib.contextmanager
+def looping_clients(port: int, seconds: float, clients: int, key: str, oversized: bool) -> Iterator[None]:
+    """``_loop_requests`` from a process of its own."""
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import hostile; "
+    code += f"hostile._loop_requests({port}, {seconds}, {clients}, {key!r}, {oversized})"
+    process = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        yield
+    finally:
+        try:
+            process.wait(seconds + 10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 FLOODED_ROUTES = {"401 (no key)": "/v1/score", "404": "/no-such-route", "405": "/healthz"}
 """The routes a flood of declared bodies goes to, by what each answers without reading the body."""
 
@@ -430,6 +474,18 @@ def main() -> None:
                 print(
                     f"  flood to a {flooded.route:12}: {flooded.rate:5.0f} rooms/s ({flooded.rate / baseline:4.0%}), {_late(flooded.probes)}"
                 )
+        for clients, oversized in ((4, True), (8, True), (8, False)):
+            baseline = scoring_rate(served.port, KEY, args.flood_seconds / 2)
+            with (
+                Probes(served.port) as probes,
+                looping_clients(served.port, args.flood_seconds, clients, KEY, oversized),
+            ):
+                time.sleep(0.5)
+                rate = scoring_rate(served.port, KEY, args.flood_seconds - 1)
+            what = "looping 70 KB bodies into 413s" if oversized else "looping GET /healthz, for comparison"
+            print(
+                f"  {clients} clients {what}: {rate:5.0f} rooms/s ({rate / baseline:4.0%} of {baseline:.0f}), {_late(probes)}"
+            )
         for connections in (60, 80):
             rise, probes, statuses = unread_batches(served, connections, KEY)
             counts = {status: statuses.count(status) for status in sorted(set(statuses))}
@@ -438,6 +494,34 @@ def main() -> None:
                 f"(goal ≤ 300), answers begun {counts}, {_late(probes)}"
             )
             time.sleep(2)
+
+    if os.geteuid() == 0:
+        metrics_on_a_full_file_system(args.flood_seconds)
+    else:
+        print("\n(the full metrics directory needs root to mount a tmpfs: skipped)")
+
+
+def metrics_on_a_full_file_system(seconds: float) -> None:
+    """A server whose metrics directory (a 2 MiB tmpfs) fills up under it: scoring, probes, deaths."""
+    where = Path(tempfile.mkdtemp(prefix="maubinh-bench-metrics-"))
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)], check=True)
+    try:
+        with serving({"MAUBINH_API_KEYS": KEY, "PROMETHEUS_MULTIPROC_DIR": str(where)}) as served:
+            baseline = scoring_rate(served.port, KEY, seconds / 2)
+            with contextlib.suppress(OSError), (where / "filler").open("wb") as filler:
+                while True:
+                    filler.write(b"\0" * 65536)
+                    filler.flush()
+            with Probes(served.port) as probes:
+                rate = scoring_rate(served.port, KEY, seconds)
+            replaced = workers_of(served.master) != served.workers
+            print(
+                f"\nmetrics directory full under the workers: {rate:.0f} rooms/s ({rate / baseline:.0%} of {baseline:.0f}), "
+                f"workers replaced: {'yes' if replaced else 'no'}, {_late(probes)}"
+            )
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+        where.rmdir()
 
 
 if __name__ == "__main__":

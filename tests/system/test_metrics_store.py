@@ -50,7 +50,7 @@ def tmpfs(size: str, *options: str) -> Iterator[Path]:
 
 def fill(directory: Path) -> None:
     """Fill the file system under ``directory`` to its last block."""
-    with (directory / "filler").open("wb") as file, contextlib.suppress(OSError):
+    with contextlib.suppress(OSError), (directory / "filler").open("wb") as file:
         while True:
             file.write(b"\0" * 65536)
             file.flush()
