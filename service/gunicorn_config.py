@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -93,13 +94,28 @@ def pre_fork(server: Any, worker: Any) -> None:
     gc.freeze()
 
 
+def _leave_when_told(worker: Any) -> None:
+    """Until a new worker installs its own signal handlers (gunicorn's ``init_process``), it still has
+    the master's, copied by the fork: a SIGTERM that came then was queued for a master that is not
+    there and lost, and the worker served on until the master killed it after the graceful timeout (a
+    rollout right after a start waited 10 s for it). Until then, a stop signal stops it."""
+
+    def stop(signum: int, frame: Any) -> None:
+        worker.alive = False
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(signum, stop)
+
+
 def post_fork(server: Any, worker: Any) -> None:
-    """A new worker opens its files in the metrics store, or finds it unusable (service/metrics_store.py).
-    The first workers recycle at evenly spaced fractions of max_requests (the k-th of n at k/n,
-    jitter included), their successors at the whole: sharing the load evenly, they would reach it
-    within a second of each other, and a recycled worker is replaced only a second or two later
-    (gevent's worker notices once a second, drains in one-second steps, and the master forks after it
-    exits), so with every worker leaving at once each connection waited (the tails' second cause)."""
+    """A stop signal before the worker's own handlers stops it. A new worker opens its files in the
+    metrics store, or finds it unusable (service/metrics_store.py). The first workers recycle at evenly
+    spaced fractions of max_requests (the k-th of n at k/n, jitter included), their successors at the
+    whole: sharing the load evenly, they would reach it within a second of each other, and a recycled
+    worker is replaced only a second or two later (gevent's worker notices once a second, drains in
+    one-second steps, and the master forks after it exits), so with every worker leaving at once each
+    connection waited (the tails' second cause)."""
+    _leave_when_told(worker)
     from service import metrics_store
     from service.api import metrics
 

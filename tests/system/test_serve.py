@@ -121,3 +121,13 @@ def test_the_start_log_says_whether_v1_needs_a_key(keys: str | None, line: str) 
     process.wait(timeout=15)
     said = process.stderr.read().decode() if process.stderr else ""
     assert line in said
+
+
+def test_a_server_stopped_as_it_starts_exits_in_seconds() -> None:
+    """Before: a SIGTERM while a worker was still booting reached the master's handlers the fork had
+    copied and was lost; the worker served on, and the stop took the whole graceful timeout (10 s)."""
+    _, process = start({})
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=15) == 0
+    assert time.monotonic() - started < 5
