@@ -107,8 +107,12 @@ def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: Fl
 def test_the_listing_names_every_selectable_version(client: FlaskClient) -> None:
     listed = client.get("/v1/rulesets").get_json()["rulesets"]
     assert {(r["id"], r["version"], tuple(r["versions"])) for r in listed} == {
-        (rid, "3", ("1", "2", "3")) for rid in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
+        ("maubinh-2020", "3", ("1", "2", "3")),
+        ("maubinh-bao", "3", ("1", "2", "3")),
+        ("maubinh-chi-at", "4", ("1", "2", "3", "4")),  # 4: the title says "sập" by scoopers, not "sập làng"
     }
+    titles = {r["id"]: r["title"] for r in listed}
+    assert "sập làng" not in titles["maubinh-chi-at"]  # sập làng names only the sweep
 
 
 def versions(tmp_path: Path, *patches: dict[str, Any]) -> Path:

@@ -20,14 +20,27 @@ def raw(ruleset_id: str, version: str = "2") -> dict[str, Any]:
     return loaded
 
 
-def test_each_builtin_has_versions_1_to_3_and_a_bare_id_is_the_latest() -> None:
-    assert {r.id: r.version for r in builtin_catalogue().latest.values()} == dict.fromkeys(IDS, "3")
-    for ruleset_id in IDS:
-        assert [r.version for r in builtin_catalogue().versions(ruleset_id)] == ["1", "2", "3"]
+LATEST = {"maubinh-2020": "3", "maubinh-bao": "3", "maubinh-chi-at": "4"}
+"""maubinh-chi-at@4 is @3 renamed: "sập làng" names only the sweep (docs/glossary.md)."""
+
+
+def test_each_builtin_keeps_every_version_and_a_bare_id_is_the_latest() -> None:
+    assert {r.id: r.version for r in builtin_catalogue().latest.values()} == LATEST
+    for ruleset_id, latest in LATEST.items():
+        assert [r.version for r in builtin_catalogue().versions(ruleset_id)] == [
+            str(n) for n in range(1, int(latest) + 1)
+        ]
         assert builtin_catalogue().get(f"{ruleset_id}@1") is not builtin_catalogue().get(ruleset_id)
-        assert builtin_catalogue().get(f"{ruleset_id}@2") is not builtin_catalogue().get(ruleset_id)
-        assert builtin_catalogue().get(f"{ruleset_id}@3") is builtin_catalogue().get(ruleset_id)
+        assert builtin_catalogue().get(f"{ruleset_id}@{latest}") is builtin_catalogue().get(ruleset_id)
     assert builtin_catalogue().get("maubinh-2020@4") is None
+
+
+def test_a_renamed_version_scores_as_the_one_it_renames() -> None:
+    three, four = raw("maubinh-chi-at", "3"), raw("maubinh-chi-at", "4")
+    assert {k: v for k, v in four.items() if k not in ("title", "version", "choices")} == {
+        k: v for k, v in three.items() if k not in ("title", "version", "choices")
+    }
+    assert four["choices"][:-1] == three["choices"] and four["choices"][-1]["id"] == "title.scoop_table"
 
 
 def test_version_1_is_the_document_served_before_house_rules_byte_for_byte() -> None:
@@ -75,6 +88,7 @@ DIGESTS = {
     "maubinh-2020@3": "d4a4ec5ac26c9b94ff6932eea434b95400e239f6f8862e2a6587c4986baacc83",
     "maubinh-bao@3": "196fdd900cc24557df2d987316dcee902726c32083e973b800ddd240befc41ae",
     "maubinh-chi-at@3": "20e8807b822633541590e30677d86af5fa3c913426237b9adb1e56ef7f04cf8b",
+    "maubinh-chi-at@4": "462035d77372506aa1b06f1d178c0bc39ef4fe55ccd960099fa3fdf4172057d5",
 }
 """Each worked out apart from the code: ``jq -cSj . service/rulesets/builtin/<id>/<version>.json | sha256sum``
 (keys sorted, no white space, UTF-8), which is what docs/rules.md §11.2 says a digest is."""
