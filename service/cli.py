@@ -24,10 +24,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from service import jsonl, spreadsheet
 from service.contract import OPPONENTS
@@ -45,10 +46,29 @@ from service.rulesets.operator_folder import (
     write_lock,
 )
 from service.serialize import dumps, problem_json, ruleset_json, rulesets_json
-from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
+from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Named, Text, os_error
 
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
+
+
+def say(command: str, key: str, language: Language, **fields: Any) -> None:
+    """One line on stderr, ``maubinh <command>: <the text in the language asked>``."""
+    print(f"maubinh {command}: {Text(key, **fields).render(language)}", file=sys.stderr)
+
+
+def chosen_language(argv: Sequence[str], env: dict[str, str] | os._Environ[str] = os.environ) -> Language:
+    """``--lang`` when given, else the environment's locale (``LANG=vi_VN.UTF-8`` is Vietnamese), as
+    POSIX orders it: LC_ALL, then LC_MESSAGES, then LANG. Read before the arguments are parsed, so that
+    a usage error is said in it too."""
+    for k, word in enumerate(argv):
+        given = word.partition("=")[2] if word.startswith("--lang=") else None
+        if word == "--lang" and k + 1 < len(argv):
+            given = argv[k + 1]
+        if given in LANGUAGES:
+            return "vi" if given == "vi" else "en"
+    locale = env.get("LC_ALL") or env.get("LC_MESSAGES") or env.get("LANG") or ""
+    return "vi" if locale.lower().startswith("vi") else DEFAULT_LANGUAGE
 
 
 def _open(path: str) -> BinaryIO:
@@ -64,7 +84,7 @@ def _catalogue() -> Catalogue:
     return catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
 
 
-def _progress_bar(path: str) -> Any:
+def _progress_bar(path: str, language: Language) -> Any:
     """A bar (lines, lines/s, ETA) on stderr when it is a terminal; None when it is not."""
     if not sys.stderr.isatty():
         return None
@@ -74,7 +94,8 @@ def _progress_bar(path: str) -> Any:
     if path != "-":
         with open(path, "rb") as counted:
             total = sum(chunk.count(b"\n") for chunk in iter(lambda: counted.read(1 << 20), b""))
-    return tqdm(total=total, unit=" lines", file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
+    unit = " " + Text("cli.progress_unit").render(language)
+    return tqdm(total=total, unit=unit, file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
 
 
 def _defaults(args: argparse.Namespace) -> dict[str, Any]:
@@ -110,8 +131,8 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
 
 def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path: str | None) -> int:
     """--jsonl with the tables: Parquet files in a directory, an audit report, or both."""
-    for wanted, needs in ((parquet, "Parquet tables need"), (report_path, "The audit report needs")):
-        absent = missing(needs, AUDIT) if wanted else None
+    for wanted, needs in ((parquet, "cli.tables_need"), (report_path, "cli.report_needs")):
+        absent = missing(Text(needs).render(args.lang), AUDIT, args.lang) if wanted else None
         if absent:
             print(f"maubinh {name}: {absent}", file=sys.stderr)
             return EXIT_USAGE
@@ -119,15 +140,14 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     from service.table_files import ParquetTables
 
     if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
-        print(f"maubinh {name}: -o must name a directory for the tables; {args.output} is a file", file=sys.stderr)
+        say(name, "cli.output_is_a_file", args.lang, path=args.output)
         return EXIT_USAGE
     try:
         source = _open(args.file)
         out = None if parquet else (open(args.output, "wb") if args.output else sys.stdout.buffer)  # noqa: SIM115
         files = ParquetTables(args.output, name) if parquet else None
     except OSError as error:
-        said = Text("cli.cannot_open", file=error.filename, error=error.strerror).render(args.lang)
-        print(f"maubinh {name}: {said}", file=sys.stderr)
+        say(name, "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
         return EXIT_USAGE
     report = Report(args.lang, args.viewer) if report_path else None
 
@@ -140,7 +160,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     lines = HashedLines(source, args.file)
     with source:
         try:
-            progress = _progress_bar(args.file)
+            progress = _progress_bar(args.file, args.lang)
             done = jsonl.run(name, lines, out, args.jobs, progress, None, args.lang, _defaults(args), take)
             if progress is not None:
                 progress.close()
@@ -153,8 +173,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         figures, beside = report.figures(done, lines), Path(report_path).with_suffix(".json")
         Path(report_path).write_text(report.html(figures), encoding="utf-8")
         beside.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        said = Text("cli.report_written", page=report_path, figures=str(beside)).render(args.lang)
-        print(f"maubinh {name}: {said}", file=sys.stderr)
+        say(name, "cli.report_written", args.lang, page=report_path, figures=str(beside))
     return _summed_up(name, done, args.lang)
 
 
@@ -162,10 +181,10 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
     parquet = getattr(args, "format", "json") == "parquet"
     report = getattr(args, "report", None)
     if (parquet or report) and not args.jsonl:
-        print(f"maubinh {name}: --format parquet and --report read --jsonl input", file=sys.stderr)
+        say(name, "cli.tables_read_jsonl", args.lang)
         return EXIT_USAGE
     if parquet and not args.output:
-        print(f"maubinh {name}: --format parquet writes its tables into the directory -o names", file=sys.stderr)
+        say(name, "cli.tables_need_output", args.lang)
         return EXIT_USAGE
     if parquet or report:
         return _run_tables(name, args, parquet, report)
@@ -173,7 +192,7 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
         source = _open(args.file)
         out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
     except OSError as error:
-        print(f"maubinh {name}: cannot open {error.filename}: {error.strerror}", file=sys.stderr)
+        say(name, "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
         return EXIT_USAGE
     with source:
         try:
@@ -189,7 +208,7 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
                 else:
                     out.write(dumps(body, args.lang) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
-            progress = _progress_bar(args.file)
+            progress = _progress_bar(args.file, args.lang)
             aside = sys.stderr.buffer if csv else None
             done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, _defaults(args))
             if progress is not None:
@@ -205,11 +224,11 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
         _write(rulesets_json(catalogue))
         return 0
     if words[0] == "check":
-        return _check(words[1:])
+        return _check(words[1:], language)
     if words[0] == "lock":
-        return _lock(words[1:])
+        return _lock(words[1:], language)
     if len(words) > 1:
-        print("maubinh rulesets: give one ID, or check FILE…|DIR, or lock DIR", file=sys.stderr)
+        say("rulesets", "cli.rulesets_usage", language)
         return EXIT_USAGE
     ruleset = catalogue.get(words[0])
     if ruleset is None:
@@ -219,21 +238,21 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
     return 0
 
 
-def _check(paths: list[str]) -> int:
+def _check(paths: list[str], language: Language) -> int:
     """For an operator's CI: each file resolved as the service would (``<id>/n.json`` as version n),
     or a whole folder with its lock; each version's id, digest and whether it is locked, or the faults."""
     if not paths:
-        print("maubinh rulesets check: name ruleset files, or one folder", file=sys.stderr)
+        say("rulesets check", "cli.check_usage", language)
         return EXIT_USAGE
     if len(paths) == 1 and Path(paths[0]).is_dir():
         try:
             folder = load_folder(paths[0], builtin_catalogue())
         except OperatorFileError as error:
-            print(error, file=sys.stderr)
+            print(_said(error.said(), language), file=sys.stderr)
             return EXIT_REJECTED
         unlocked = {file for file, _ in folder.unlocked()}
         for file, ruleset in folder.rulesets:
-            state = "unlocked" if file in unlocked else "locked"
+            state = Text("cli.unlocked" if file in unlocked else "cli.locked").render(language)
             print(f"{file}: ok {ruleset.id}@{ruleset.version} {ruleset.digest} {state}")
         return 0
     bad = 0
@@ -242,102 +261,119 @@ def _check(paths: list[str]) -> int:
             _, ruleset = load_operator_file(Path(path), builtin_catalogue(), version_of(Path(path)))
         except OperatorFileError as error:
             bad += 1
-            print(error, file=sys.stderr)
+            print(_said(error.said(), language), file=sys.stderr)
             continue
         print(f"{path}: ok {ruleset.id}@{ruleset.version} {ruleset.digest}")
     return EXIT_REJECTED if bad else 0
 
 
-def _lock(paths: list[str]) -> int:
+def _said(named: Named, language: Language) -> str:
+    return named.vi if language == "vi" else named.en
+
+
+def _lock(paths: list[str], language: Language) -> int:
     """Write DIR/rulesets.lock: every version's digest, the locked ones as they were."""
     if len(paths) != 1 or not Path(paths[0]).is_dir():
-        print("maubinh rulesets lock: name one folder of ruleset files", file=sys.stderr)
+        say("rulesets lock", "cli.lock_usage", language)
         return EXIT_USAGE
     try:
         folder = load_folder(paths[0], builtin_catalogue())
     except OperatorFileError as error:
-        print(f"maubinh rulesets lock: not locking, the folder does not load:\n{error}", file=sys.stderr)
+        say("rulesets lock", "cli.not_locking", language, faults=error.said())
         return EXIT_REJECTED
     try:
         write_lock(Path(paths[0]), lock_text(folder))
     except OSError as error:
-        print(f"maubinh rulesets lock: cannot write {Path(paths[0]) / LOCK_FILE}: {error.strerror}", file=sys.stderr)
+        say("rulesets lock", "cli.cannot_write", language, file=Path(paths[0]) / LOCK_FILE, error=os_error(error))
         return EXIT_USAGE
     for _, ruleset in folder.unlocked():
-        print(f"locked {ruleset.id}@{ruleset.version} {ruleset.digest}")
+        print(f"{Text('cli.locked').render(language)} {ruleset.id}@{ruleset.version} {ruleset.digest}")
     return 0
 
 
-def _language_option(parser: argparse.ArgumentParser) -> None:
+class Parser(argparse.ArgumentParser):
+    """argparse, its usage errors said in the command's language. argparse words them in English through
+    gettext, which has no Vietnamese catalogue for them: ``error`` (its documented hook) says each of the
+    messages it gives here, matched whole, in the phrasebook's words."""
+
+    language: Language = DEFAULT_LANGUAGE
+
+    def error(self, message: str) -> NoReturn:
+        said = message
+        for pattern, key in USAGE_ERRORS:
+            if found := pattern.fullmatch(message):
+                said = Text(key, **found.groupdict()).render(self.language)
+                break
+        usage = self.format_usage().removeprefix("usage: ")
+        print(f"{Text('cli.usage').render(self.language)} {usage}", end="", file=sys.stderr)
+        print(f"{self.prog}: {Text('cli.error').render(self.language)}: {said}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+USAGE_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"the following arguments are required: (?P<names>.+)"), "cli.arguments_required"),
+    (re.compile(r"unrecognized arguments: (?P<words>.+)"), "cli.arguments_unknown"),
+    (
+        re.compile(r"argument (?P<name>\S+): invalid choice: (?P<given>.+) \(choose from (?P<choices>.+)\)"),
+        "cli.argument_choice",
+    ),
+    (re.compile(r"argument (?P<name>\S+): invalid int value: (?P<given>.+)"), "cli.argument_int"),
+    (re.compile(r"argument (?P<name>\S+): expected one argument"), "cli.argument_value"),
+)
+"""argparse's messages for the mistakes a caller can make with these commands, and their keys."""
+
+
+def _language_option(parser: argparse.ArgumentParser, language: Language) -> None:
     parser.add_argument(
         "--lang",
         choices=LANGUAGES,
-        default=DEFAULT_LANGUAGE,
-        help="the language of explanations and messages (codes, steps and rules never change)",
+        default=language,
+        help=Text("cli.help_lang").render(language),
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="maubinh", description="Mậu Binh scoring: the HTTP API's JSON, offline.")
+def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
+    """The commands, their help in ``language``, and their usage errors too."""
+
+    def helped(key: str, **fields: Any) -> str:
+        return Text(key, **fields).render(language)
+
+    Parser.language = language
+    parser = Parser(prog="maubinh", description=helped("cli.help_maubinh"))
     commands = parser.add_subparsers(dest="command", required=True)
     for name in sorted(OPERATIONS):
-        sub = commands.add_parser(name, help=f"the POST /v1/{name} operation")
-        sub.add_argument("file", nargs="?", default="-", help="request JSON file, or - for standard input")
-        sub.add_argument("--jsonl", action="store_true", help="one request per line, one answer per line")
-        sub.add_argument(
-            "--jobs",
-            type=int,
-            default=available_cores(),
-            help="with --jsonl: worker processes (default: the cores available); answers stay in input order",
-        )
-        sub.add_argument("-o", "--output", metavar="FILE", help="write the answers to FILE instead of standard output")
-        _language_option(sub)
+        sub = commands.add_parser(name, help=helped("cli.help_operation", name=name))
+        sub.add_argument("file", nargs="?", default="-", help=helped("cli.help_file"))
+        sub.add_argument("--jsonl", action="store_true", help=helped("cli.help_jsonl"))
+        sub.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
+        sub.add_argument("-o", "--output", metavar="FILE", help=helped("cli.help_output"))
+        _language_option(sub, language)
         if name == "arrange":
-            sub.add_argument(
-                "--opponents",
-                choices=OPPONENTS,
-                help="the field a request that does not say plays against: strong (the service's default), weak",
-            )
+            sub.add_argument("--opponents", choices=OPPONENTS, help=helped("cli.help_opponents"))
         if name in ("score", "verify"):
             sub.add_argument(
                 "--format",
                 choices=("json", "csv", "parquet") if name == "score" else ("json", "parquet"),
                 default="json",
-                help=(
-                    "csv: one row per ledger line (RFC 4180, UTF-8); a refused room's problem goes to stderr. "
-                    if name == "score"
-                    else ""
-                )
-                + "parquet (with --jsonl): the tables rooms, players, ledger, problems"
-                + (", differences" if name == "verify" else "")
-                + " in the directory -o names",
+                help=helped("cli.help_format_score" if name == "score" else "cli.help_format_verify"),
             )
         if name == "verify":
+            sub.add_argument("--report", metavar="HTML", help=helped("cli.help_report"))
             sub.add_argument(
-                "--report",
-                metavar="HTML",
-                help="with --jsonl: also write an audit report, one offline HTML page, to HTML",
+                "--viewer", metavar="URL", default="http://127.0.0.1:8000/viewer", help=helped("cli.help_viewer")
             )
-            sub.add_argument(
-                "--viewer",
-                metavar="URL",
-                default="http://127.0.0.1:8000/viewer",
-                help="the report's links open this viewer (the service's /viewer) in verify mode on each round "
-                "(default: http://127.0.0.1:8000/viewer)",
-            )
-    rulesets = commands.add_parser(
-        "rulesets", help="list the rulesets, print one whole (ID or ID@VERSION), or: check FILE…|DIR, lock DIR"
-    )
+    rulesets = commands.add_parser("rulesets", help=helped("cli.help_rulesets"))
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
-    _language_option(rulesets)
-    serve = commands.add_parser("serve", help="run the HTTP API under gunicorn")
-    serve.add_argument("--host", default=None, help="bind address (default: MAUBINH_HOST or 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=None, help="port (default: MAUBINH_PORT or 8000)")
+    _language_option(rulesets, language)
+    serve = commands.add_parser("serve", help=helped("cli.help_serve"))
+    serve.add_argument("--host", default=None, help=helped("cli.help_host"))
+    serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(chosen_language(words)).parse_args(words)
     if args.command == "serve":
         from service.serve import serve
 
@@ -345,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         catalogue = _catalogue()
     except OperatorFileError as error:
-        print(f"maubinh: MAUBINH_RULESETS_DIR holds a bad ruleset file:\n{error}", file=sys.stderr)
+        print(f"maubinh: {Text('cli.bad_rulesets_dir', faults=error.said()).render(args.lang)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "rulesets":
         return _rulesets(args.words, catalogue, args.lang)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from importlib.util import find_spec
 from typing import NamedTuple
 
+from service.texts import Language, Text
+
 
 class Extra(NamedTuple):
     name: str
@@ -22,14 +24,13 @@ SPARK = Extra("spark", ("pyspark", "pyarrow", "pandas"))
 OTEL = Extra("otel", ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http"))
 
 
-def missing(needs: str, extra: Extra) -> str | None:
+def missing(needs: str, extra: Extra, language: Language = "en") -> str | None:
     """The one line that names the extra, or None when all its modules import; ``needs`` is the
-    feature with its verb ("Parquet tables need")."""
+    feature with its verb ("Parquet tables need"), in ``language``."""
     absent = [module for module in extra.modules if not _importable(module)]
     if not absent:
         return None
-    install = f"pip install 'maubinh[{extra.name}]' (in a checkout: pip install -e '.[{extra.name}]')"
-    return f"{needs} the {extra.name} extra: {install}; missing: {', '.join(absent)}"
+    return Text("cli.extra_missing", needs=needs, extra=extra.name, missing=", ".join(absent)).render(language)
 
 
 def _importable(module: str) -> bool:

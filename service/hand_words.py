@@ -154,8 +154,19 @@ def _words(strength: int, wheel: Wheel, decided: int) -> Named:
             en += (", kicker " if len(kickers) == 1 else ", kickers ") + "-".join(RANK_WORDS_EN[r] for r in kickers)
             vi += ", lá lẻ " + "-".join(RANK_WORDS_VI[r] for r in kickers)
     cards = "-".join(RANK_LETTERS[r] for r in ranks)
-    if category == Category.STRAIGHT and ranks[-1] == ACE and wheel == "second":  # players dispute it: say so
-        return Named(
-            f"{en} ({cards}, second highest under this ruleset)", f"{vi} ({cards}, lớn thứ nhì theo bộ luật này)"
-        )
-    return Named(f"{en} ({cards})", f"{vi} ({cards})")
+    if category == Category.STRAIGHT and ranks[-1] == ACE and wheel in WHEEL_NOTES:  # players dispute it: say so
+        en_note, vi_note = WHEEL_NOTES[wheel]
+        return Named(f"{en} ({cards}, {en_note})", f"{vi} ({cards}, {vi_note})")
+    return Named(_with_cards(en, cards), _with_cards(vi, cards))
+
+
+WHEEL_NOTES: Final = {
+    "second": ("second highest under this ruleset", "lớn thứ nhì theo bộ luật này"),
+    "lowest": ("lowest under this ruleset", "nhỏ nhất theo bộ luật này"),
+}
+"""Where A-2-3-4-5 ranks, said beside it: the straight players dispute most."""
+
+
+def _with_cards(words: str, cards: str) -> str:
+    """The hand's words, then its cards, unless the words already name every card ("mậu thầu 6-5-4")."""
+    return words if words.endswith(cards) else f"{words} ({cards})"

@@ -61,10 +61,10 @@ JSON_ERRORS = {
     "Expecting property name enclosed in double quotes": Named(
         "Expecting property name enclosed in double quotes", "tên khóa phải nằm trong dấu ngoặc kép"
     ),
-    "Unterminated string starting at": Named("Unterminated string starting", "chuỗi không được đóng"),
+    "Unterminated string starting at": Named("Unterminated string starting", 'chuỗi chưa có dấu " đóng, bắt đầu'),
     "Invalid control character at": Named("Invalid control character", "ký tự điều khiển không hợp lệ"),
     "Extra data": Named("Extra data", "thừa dữ liệu sau văn bản JSON"),
-    "Invalid \\escape": Named("Invalid \\escape", "ký tự thoát \\ không hợp lệ"),
+    "Invalid \\escape": Named("Invalid \\escape", "mã thoát \\ không hợp lệ"),
 }
 """Python's JSON parser says what is wrong in English; these are the messages it gives most (without
 a trailing "at", which the position says)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from service.contract import MAX_EXACT_AMOUNT, Fault, RoomRejected, escape
 from service.scoring import Result
-from service.texts import Text
+from service.texts import Named, Text, numeral
 
 
 @dataclass(frozen=True)
@@ -119,42 +119,129 @@ def _check_difference(player: str, claimed: int, computed: int) -> None:
         raise RoomRejected([Fault(f"/claimed/amounts/{escape(player)}", message, "amount_out_of_range")])
 
 
+Flow = tuple[str, str, str | None, int]
+"""A ledger line as verify reads it: payer, payee, step, amount."""
+
+
+def _pair_flows(lines: list[Flow]) -> dict[tuple[str, str], int]:
+    """What each payer pays each payee, net, over ``lines`` (one key per pair, the payer first)."""
+    net: dict[tuple[str, str], int] = {}
+    for payer, payee, _, amount in lines:
+        if (payee, payer) in net:
+            net[payee, payer] -= amount
+        else:
+            net[payer, payee] = net.get((payer, payee), 0) + amount
+    return net
+
+
+def corrections(
+    players: list[dict[str, Any]], computed: list[Flow], claimed: list[Flow] | None
+) -> list[dict[str, Any]]:
+    """Who still owes whom, and how much, to go from the claim to the rules: for a claim with ledger
+    lines that sum to its amounts, pair by pair as its lines differ from the computed ones; otherwise
+    each player the claim credited too much pays back those it credited too little, in request order."""
+    order = {p["id"]: k for k, p in enumerate(players)}
+    if claimed is not None:
+        flows = _pair_flows(computed)
+        for (payer, payee), amount in _pair_flows(claimed).items():
+            if (payee, payer) in flows:
+                flows[payee, payer] += amount
+            else:
+                flows[payer, payee] = flows.get((payer, payee), 0) - amount
+        owed = [(a, b, n) if n > 0 else (b, a, -n) for (a, b), n in flows.items() if n]
+        nets = {p["id"]: 0 for p in players}
+        for payer, payee, amount in owed:
+            nets[payer] += amount
+            nets[payee] -= amount
+        if all(nets[p["id"]] == p["difference"] for p in players):
+            return [
+                {"payer": a, "payee": b, "amount": n}
+                for a, b, n in sorted(owed, key=lambda f: (order[f[0]], order[f[1]]))
+            ]
+    debtors = [[p["id"], p["difference"]] for p in players if p["difference"] > 0]
+    creditors = [[p["id"], -p["difference"]] for p in players if p["difference"] < 0]
+    out = []
+    while debtors and creditors:
+        amount = min(debtors[0][1], creditors[0][1])
+        out.append({"payer": debtors[0][0], "payee": creditors[0][0], "amount": amount})
+        for side in (debtors, creditors):
+            side[0][1] -= amount
+            if side[0][1] == 0:
+                side.pop(0)
+    return out
+
+
+def _joined(parts: list[Named]) -> Named:
+    """Named parts as one list, in each language's words ("Q 4,000 and R 2,000")."""
+    if len(parts) == 1:
+        return parts[0]
+    return Named(
+        ", ".join(parts[:-1]) + " and " + parts[-1], ", ".join(p.vi for p in parts[:-1]) + " và " + parts[-1].vi
+    )
+
+
+def who_owes_whom(player: str, owed: list[dict[str, Any]]) -> Text:
+    """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read."""
+    pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{c['payee']} {numeral(c['amount']).vi}")
+            for c in owed if c["payer"] == player]  # fmt: skip
+    gets = [Named(f"{numeral(c['amount'])} by {c['payer']}", f"{numeral(c['amount']).vi} từ {c['payer']}")
+            for c in owed if c["payee"] == player]  # fmt: skip
+    if pays and gets:
+        return Text("verify.owes_and_is_owed", id=player, pays=_joined(pays), gets=_joined(gets))
+    if pays:
+        return Text("verify.owes", id=player, pays=_joined(pays))
+    return Text("verify.is_owed", id=player, gets=_joined(gets))
+
+
+def _step_lines(steps: dict[str, int], said: dict[str, int] | None) -> list[Text]:
+    """Each step in which the claim differs: what the rules give and what the game recorded, or that it
+    recorded none of it (no "+0"); a claim of amounts alone, what the rules give for each step."""
+    if said is None:
+        return [Text("verify.computed_step", step=STEP_TEXTS[step], amount=numeral(amount, signed=True))
+                for step, amount in steps.items()]  # fmt: skip
+    lines = []
+    for step in dict.fromkeys([*steps, *said]):
+        mine, theirs = steps.get(step), said.get(step)
+        if (mine or 0) == (theirs or 0):
+            continue
+        if theirs is None:
+            lines.append(
+                Text("verify.step_not_recorded", step=STEP_TEXTS[step], computed=numeral(mine or 0, signed=True))
+            )
+        elif mine is None:
+            lines.append(Text("verify.step_not_in_rules", step=STEP_TEXTS[step], claimed=numeral(theirs, signed=True)))
+        else:
+            lines.append(Text("verify.step_differs", step=STEP_TEXTS[step], computed=numeral(mine, signed=True),
+                              claimed=numeral(theirs, signed=True)))  # fmt: skip
+    return lines
+
+
 def compare(result: Result, claim: Claim, stake: int) -> dict[str, Any]:
-    """What differs between a claim and the computed settlement: per player (with the steps that
-    explain it), per ledger line when the claim has lines, and whether they agree at all."""
-    computed: list[tuple[str, str, str | None, int]] = [
-        (line.payer, line.payee, line.step, line.units * stake) for line in result.ledger
-    ]
-    claimed: list[tuple[str, str, str | None, int]] | None = None
-    if claim.ledger is not None and any(each.step for each in claim.ledger):  # lines without steps explain no step
+    """What differs between a claim and the computed settlement: per player (who still owes whom, and
+    the steps that explain it), per ledger line when the claim has lines, the corrections that would
+    settle it, and whether they agree at all."""
+    computed: list[Flow] = [(line.payer, line.payee, line.step, line.units * stake) for line in result.ledger]
+    claimed: list[Flow] | None = None
+    if claim.ledger is not None:
         claimed = [(each.payer, each.payee, each.step, each.amount) for each in claim.ledger]
-    players = []
+    stepped = claimed if claimed is not None and any(step for _, _, step, _ in claimed) else None
+    players: list[dict[str, Any]] = []
     for player in result.players:
         mine, theirs = player.units * stake, claim.amounts[player.id]
         _check_difference(player.id, theirs, mine)
-        entry: dict[str, Any] = {"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine}
-        if theirs != mine:
-            steps = _by_step(computed, player.id)
-            if claimed is None:
-                entry["explanation"] = [
-                    Text("verify.computed_step", step=STEP_TEXTS[step], amount=amount) for step, amount in steps.items()
-                ] + [Text("verify.claim_total", claimed=theirs, difference=theirs - mine, computed=mine)]
-            else:
-                said = _by_step(claimed, player.id)
-                entry["explanation"] = [
-                    Text(
-                        "verify.step_differs",
-                        step=STEP_TEXTS[step],
-                        computed=steps.get(step, 0),
-                        claimed=said.get(step, 0),
-                    )
-                    for step in dict.fromkeys([*steps, *said])
-                    if steps.get(step, 0) != said.get(step, 0)
-                ]
-        players.append(entry)
+        players.append({"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine})
+    owed = corrections(players, computed, claimed)
+    for entry in players:
+        if entry["difference"] == 0:
+            continue
+        said = None if stepped is None else _by_step(stepped, entry["id"])  # lines without steps explain no step
+        claimed_total, computed_total = numeral(entry["claimed"], signed=True), numeral(entry["computed"], signed=True)
+        owes = who_owes_whom(entry["id"], owed)
+        total = Text("verify.claim_total", id=entry["id"], claimed=claimed_total, computed=computed_total, owed=owes)
+        entry["explanation"] = [total, *_step_lines(_by_step(computed, entry["id"]), said)]
     ledger = None if claim.ledger is None else _ledger_differences(computed, claim)
     agrees = all(p["difference"] == 0 for p in players) and (ledger is None or not any(ledger.values()))
-    return {"agrees": agrees, "players": players, "ledger": ledger}
+    return {"agrees": agrees, "players": players, "ledger": ledger, "corrections": owed}
 
 
 def settles(status: int, body: dict[str, Any]) -> bool:

@@ -28,6 +28,7 @@ TITLES = {
     408: Text("problem.timeout"),
     413: Text("problem.too_large"),
     415: Text("problem.unsupported_media_type"),
+    501: Text("problem.not_implemented"),
     500: Text("problem.internal"),
     503: Text("problem.unavailable"),
 }
@@ -67,7 +68,11 @@ def _http_problem(error: HTTPException) -> Response:
         headers["WWW-Authenticate"] = 'Bearer realm="maubinh"'
     if (retry_after := getattr(error, "retry_after", None)) is not None:
         headers["Retry-After"] = str(retry_after)
-    title = getattr(error, "title", None) or TITLES.get(status) or Text("problem.other", name=error.name)
+    title = (
+        getattr(error, "title", None)
+        or TITLES.get(status)
+        or Text("problem.other", name=Named(error.name, f"Lỗi HTTP {status}"))
+    )
     return problem_response(status, problem_json(status, title, detail), headers)
 
 

@@ -36,7 +36,7 @@ def _negotiated(header: str) -> Language:
     ``en-GB,vi;q=0.9`` chose Vietnamese."""
     offered = parse_accept_header(first_choices(header), LanguageAccept)
     for tag, quality in sorted(offered, key=lambda choice: -choice[1]):  # werkzeug puts ``*`` last at any quality
-        primary = tag.lower().partition("-")[0]
+        primary = tag.lower().replace("_", "-").partition("-")[0]  # vi_VN, as some Java and Android clients send it
         if quality > 0 and primary in LANGUAGES:
             return "vi" if primary == "vi" else "en"
         if quality > 0 and primary == "*":

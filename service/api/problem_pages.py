@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from service.problem_types import PROBLEM_TYPES
-from service.texts import Language, Text
+from service.texts import Language, Named, Text
 
 
 def problem_page(slug: str, language: Language) -> bytes | None:
@@ -16,7 +16,7 @@ def problem_page(slug: str, language: Language) -> bytes | None:
         return None
 
     def said(key: str) -> str:
-        return html.escape(Text(key, name="HTTP error").render(language))
+        return html.escape(Text(key, name=Named("HTTP error", "Lỗi HTTP")).render(language))
 
     status = f" ({kind.status})" if kind.status else ""
     return (

@@ -229,7 +229,7 @@ def readyz() -> Response:
     fault = current_app.config["RULESETS_FAULT"]
     if fault is not None:  # the file and the fault only to a keyed caller: paths and quoted fragments
         if keyed_caller():
-            raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=str(fault)))
+            raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=fault.said()))
         raise ServiceUnavailable(Text("problem.rulesets_failed_detail"))
     loaded = _catalogue().latest
     return _ok({"status": "ready", "rulesets": len(loaded), "version": version()})

@@ -14,7 +14,7 @@ from importlib import resources
 from typing import Any
 
 from service.rulesets.model import Path, RulesetFault
-from service.texts import Named, Text
+from service.texts import Named, Text, listed
 
 
 @cache
@@ -248,7 +248,7 @@ def _scoop_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
     if sorted(sizes) != wanted:
         yield RulesetFault(
             ("scoop", "table"),
-            Text("ruleset.scoop_table_rows", low=players["min"], high=players["max"], sizes=sorted(sizes)),
+            Text("ruleset.scoop_table_rows", low=players["min"], high=players["max"], sizes=listed(sorted(sizes))),
         )
     for k, row in enumerate(scoop["table"]):
         if len(row["by_scoopers"]) != row["room_size"] - 1:
@@ -273,7 +273,7 @@ def _sweep_table_faults(document: Mapping[str, Any]) -> Iterator[RulesetFault]:
     if sizes != list(range(low, players["max"] + 1)):
         yield RulesetFault(
             ("scoop", "sweep_multiplier"),
-            Text("ruleset.sweep_table_rows", low=low, high=players["max"], sizes=sizes),
+            Text("ruleset.sweep_table_rows", low=low, high=players["max"], sizes=listed(sizes)),
         )
 
 

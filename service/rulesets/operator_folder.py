@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from service.rulesets import Ruleset, RulesetError, RulesetFault
 from service.strict_json import BadDocument, loads
-from service.texts import Text
+from service.texts import Named, Text, os_error
 
 if TYPE_CHECKING:
     from service.rulesets.catalogue import Catalogue
@@ -46,7 +46,14 @@ class OperatorFileError(RulesetError):
         self.path = path
 
     def __str__(self) -> str:
-        return "\n".join(f"{self.path}: /{'/'.join(map(str, f.path))}: {f.message}" for f in self.faults)
+        return self.said().en
+
+    def said(self) -> Named:
+        """Each fault on its line, with the file and the pointer, in each language."""
+        lines = [(f"{self.path}: /{'/'.join(map(str, f.path))}: ", f.message) for f in self.faults]
+        english = "\n".join(at + message for at, message in lines)
+        vietnamese = "\n".join(at + (m.render("vi") if isinstance(m, Text) else m) for at, m in lines)
+        return Named(english, vietnamese)
 
 
 def _refused(path: FilePath, message: Text, *at: str | int) -> OperatorFileError:
@@ -63,7 +70,7 @@ def _operator_file_text(path: FilePath) -> bytes:
                 raise _refused(path, Text("ruleset.operator_not_file"))
             text = file.read(MAX_OPERATOR_FILE_BYTES + 1)
     except OSError as error:
-        raise _refused(path, Text("ruleset.operator_unreadable", error=error.strerror or str(error))) from None
+        raise _refused(path, Text("ruleset.operator_unreadable", error=os_error(error))) from None
     if len(text) > MAX_OPERATOR_FILE_BYTES:
         raise _refused(path, Text("ruleset.operator_too_large", most=MAX_OPERATOR_FILE_BYTES))
     return text
@@ -141,7 +148,7 @@ def load_folder(directory: str | FilePath, catalogue: Catalogue) -> Folder:
     try:
         files = _version_files(directory)
     except OSError as error:  # a folder it may not list
-        raise _refused(directory, Text("ruleset.operator_folder_unreadable", error=error.strerror or "")) from error
+        raise _refused(directory, Text("ruleset.operator_folder_unreadable", error=os_error(error))) from error
     for path, version, folder_id in files:
         _, ruleset = load_operator_file(path, catalogue, version)
         if folder_id is not None and ruleset.id != folder_id:

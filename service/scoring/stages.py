@@ -41,8 +41,19 @@ def foul_reasons(ruleset: Ruleset) -> dict[str, Named]:
 
 
 PATTERNS_NAMED: Final[dict[str, Named]] = {
-    pattern: Named(en.lower(), vi) for pattern, (en, vi) in PATTERN_NAMES.items()
+    pattern: Named(en.lower(), vi[:1].lower() + vi[1:]) for pattern, (en, vi) in PATTERN_NAMES.items()
 }
+"""A pattern's name inside a sentence: lower case, as the hands' names are."""
+FOUL_BY_STATUS: Final = {
+    "ledger.chi_foul": "ledger.chi_foul_status",
+    "ledger.foul_fixed": "ledger.foul_fixed_status",
+    "ledger.foul_multiplied": "ledger.foul_multiplied_status",
+}
+"""A player who left or timed out did not foul an arrangement: its lines say it is counted as fouled."""
+
+
+def _foul_key(key: str, reason: str | None) -> str:
+    return key if reason in ORDER_FOULS else FOUL_BY_STATUS[key]
 
 
 @lru_cache(maxsize=256)
@@ -150,7 +161,10 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             where = names[position]
             if lost is None:
                 reason = reasons[lose.foul_reason or "left"]
-                how = ("ledger.chi_foul", {"position": where, "loser": lose.id, "reason": reason})
+                how = (
+                    _foul_key("ledger.chi_foul", lose.foul_reason),
+                    {"position": where, "loser": lose.id, "reason": reason},
+                )
             else:
                 decided = deciding_rank(won.strength, lost.strength)
                 how = (
@@ -262,9 +276,10 @@ def scoop_payment(
     return ScoopPayment(basis * (m * s - 1), basis, m, s, rule + SCOOP_BASES[ruleset.scoop_basis])
 
 
-def _scooped_by(loser: str, scoopers: int, opponents: int) -> Named:
-    """How many of its opponents scooped the loser, said only where it had more than one."""
-    if opponents == 1:
+def _scooped_by(loser: str, scoopers: int, opponents: int, counted: bool) -> Named:
+    """How many of its opponents scooped the loser, said only where it had more than one and the
+    multiplier depends on it (``counted``: scoop.table)."""
+    if opponents == 1 or not counted:
         return Named("", "")
     key = "ledger.scooped_by_all" if scoopers == opponents else "ledger.scooped_by_some"
     fields = {"loser": loser, "scoopers": scoopers, "opponents": opponents}
@@ -281,7 +296,7 @@ def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoope
         {
             "winner": room.players[winner].id,
             "loser": room.players[loser].id,
-            "by": _scooped_by(room.players[loser].id, scoopers, n - 1),
+            "by": _scooped_by(room.players[loser].id, scoopers, n - 1, pays.rule.startswith("scoop.table")),
             "sweep": s,
             "basis": pays.basis,
             "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
@@ -353,10 +368,11 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             continue
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
-        who = {"loser": room.players[loser].id, "reason": reasons[room.players[loser].foul_reason or "left"]}
+        code = room.players[loser].foul_reason
+        who = {"loser": room.players[loser].id, "reason": reasons[code or "left"]}
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
-            explanation = ("ledger.foul_fixed", {**who, "fixed": fixed})
+            explanation = (_foul_key("ledger.foul_fixed", code), {**who, "fixed": fixed})
             lines.append(_line(room, "foul", loser, winner, fixed, _with_knobs("fouls.fixed_units", pair), explanation))
         elif f > 1:
             total = pair.total(winner)
@@ -369,7 +385,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     total * (f - 1),
                     _with_knobs("fouls.foul_multiplier", pair),
                     (
-                        "ledger.foul_multiplied",
+                        _foul_key("ledger.foul_multiplied", code),
                         {**who, "total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
                     ),
                 )
@@ -416,8 +432,8 @@ def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine
             values = {
                 "payer": room.players[debtor].id,
                 "payee": room.players[creditor].id,
-                "payer_aces": room.players[debtor].aces,
-                "payee_aces": room.players[creditor].aces,
+                "payer_aces": _aces_held(room.players[debtor].aces),
+                "payee_aces": _aces_held(room.players[creditor].aces),
                 "units_per_ace": u,
                 "units": paid,
             }
@@ -425,6 +441,13 @@ def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine
                 _line(room, "ace", debtor, creditor, paid, "aces.units_per_ace", ("ledger.ace_balance", values))
             )
     return lines
+
+
+def _aces_held(aces: int) -> Named:
+    """What a player holds, in a sentence: "holds 2 aces", "có 2 lá Át", "holds no ace", "không có Át"."""
+    if aces == 0:
+        return Named("holds no ace", "không có Át")
+    return Named(f"holds {aces} ace{'s' if aces > 1 else ''}", f"có {aces} lá Át")
 
 
 def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[LedgerLine]:
@@ -455,31 +478,29 @@ def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[Ledge
     if not collectors:
         return lines
     share, remainder = divmod(rule.no_ace_pays, len(collectors))
+    shares = [share + (1 if k < remainder else 0) for k in range(len(collectors))]
+    said = {"pays": rule.no_ace_pays, "collectors": len(collectors), "least": rule.collector_min_aces,
+            "shares": _ace_shares([players[k].id for k in collectors], shares, remainder > 0)}  # fmt: skip
+    key = "ledger.no_ace_one" if len(collectors) == 1 else "ledger.no_ace"
     for i, j in pair_indices(len(players)):
         for payer, payee in ((i, j), (j, i)):
             if players[payer].aces == 0 and payee in collectors:
-                extra = 1 if collectors.index(payee) < remainder else 0
-                lines.append(
-                    _line(
-                        room,
-                        "ace",
-                        payer,
-                        payee,
-                        share + extra,
-                        "aces.no_ace_pays",
-                        (
-                            "ledger.no_ace",
-                            {
-                                "payer": players[payer].id,
-                                "pays": rule.no_ace_pays,
-                                "collectors": len(collectors),
-                                "least": rule.collector_min_aces,
-                                "units": share + extra,
-                            },
-                        ),
-                    )
-                )
+                units = shares[collectors.index(payee)]
+                values = {**said, "payer": players[payer].id, "payee": players[payee].id, "units": units}
+                lines.append(_line(room, "ace", payer, payee, units, "aces.no_ace_pays", (key, values)))
     return lines
+
+
+def _ace_shares(collectors: list[str], shares: list[int], uneven: bool) -> Named:
+    """What each collector gets of one payer's units, a share of 0 included, and why the first get more:
+    in request order where that decides who gets the remainder, else by id (the order matters not)."""
+    held = list(zip(collectors, shares, strict=True)) if uneven else sorted(zip(collectors, shares, strict=True))
+    en = ", ".join(f"{who} {n}" for who, n in held)
+    vi = ", ".join(f"{who} {n} chi" for who, n in held)
+    if uneven:
+        en += "; the remainder goes to the first in request order"
+        vi += "; chia không đều thì người đứng trước được phần lẻ"
+    return Named(en, vi)
 
 
 STAGES: Final = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)

@@ -290,7 +290,13 @@ function playerWithFaults(entry, index, faults) {
 
 // ---- Result --------------------------------------------------------------------------------
 
-function signed(n) { return n > 0 ? `+${n}` : `${n}`; }
+// Numbers as the reader's language writes them: 9,000 in English, 9.000 in Vietnamese (where a comma
+// reads as a decimal point), with a real minus sign; signed ones with "+" before a gain.
+function number(n, sign = false) {
+  const locale = state.language === "vi" ? "vi-VN" : "en-US";
+  return new Intl.NumberFormat(locale, { signDisplay: sign ? "exceptZero" : "auto" }).format(n).replace("-", "\u2212");
+}
+function signed(n) { return number(n, true); }
 
 function showResult(result) {
   state.result = result;
@@ -298,7 +304,7 @@ function showResult(result) {
   $("problem").hidden = true;
   $("result").hidden = false;
   const r = result.ruleset;
-  const meta = t("viewer.meta", { id: r.id, version: r.version, digest: `${r.digest.slice(0, 19)}…`, stake: result.stake });
+  const meta = t("viewer.meta", { id: r.id, version: r.version, digest: `${r.digest.slice(0, 19)}…`, stake: number(result.stake) });
   $("result-meta").textContent = meta + (result.round_id ? t("viewer.meta_round", { round: result.round_id }) : "");
   renderVariant(result.ruleset, state.request && state.request.ruleset);
   renderPlayers(result);
@@ -362,7 +368,7 @@ function renderPlayers(result) {
     }
     if (player.instant_win) title.append(el("span", { class: "badge win", text: t("viewer.instant_win", { name: bothNames(player.instant_win) }) }));
     if (player.status !== "arranged") title.append(el("span", { class: "badge plain", text: t(KEYS.status[player.status]) }));
-    title.append(el("span", { class: "badge plain", text: counted("viewer.aces", player.aces) }));
+    title.append(el("span", { class: "badge plain", text: player.aces ? counted("viewer.aces", player.aces) : t("viewer.aces_none") }));
     const box = el("article", { class: "player", "aria-label": t("viewer.player_named", { id: player.id }) }, title);
     if (player.hands) {
       for (const position of POSITIONS) {
@@ -429,7 +435,7 @@ function renderStep() {
   for (const line of special) {
     list.append(el("li", { "data-step": line.step },
       el("strong", { text: `${t(KEYS.step[line.step])}: ` }),
-      `${counted("viewer.pays", line.units, { payer: line.payer, payee: line.payee, amount: line.amount })} — ${line.explanation}`));
+      `${counted("viewer.pays", line.units, { payer: line.payer, payee: line.payee, amount: number(line.amount) })} — ${line.explanation}`));
   }
   body.append(list);
 }
@@ -449,7 +455,7 @@ function renderSummary(result) {
     const net = pair.units[a];
     if (!net) continue;
     const [payer, payee, units] = net > 0 ? [b, a, net] : [a, b, -net];
-    payments.append(el("li", { text: counted("viewer.pays", units, { payer, payee, amount: units * result.stake }) }));
+    payments.append(el("li", { text: counted("viewer.pays", units, { payer, payee, amount: number(units * result.stake) }) }));
   }
   if (!payments.children.length) payments.append(el("li", { text: t("viewer.nobody_pays") }));
 }
@@ -478,10 +484,9 @@ function renderVerdict(verdict) {
   const words = $("verdict-words");
   words.replaceChildren();
   for (const player of verdict.players.filter((p) => p.difference !== 0)) {
-    const said = t("viewer.verdict_player", {
-      id: player.id, claimed: signed(player.claimed), computed: signed(player.computed), difference: signed(player.difference),
-    });
-    const steps = el("ul", { class: "explanation" }, ...(player.explanation || []).map((text) => el("li", { text })));
+    // The service says it: who still owes whom first, then each step that differs.
+    const [said, ...lines] = player.explanation || [];
+    const steps = el("ul", { class: "explanation" }, ...lines.map((text) => el("li", { text })));
     words.append(el("div", { class: "verdict-player", "data-player": player.id }, el("p", { text: said }), steps));
   }
   const ledger = verdict.ledger;
@@ -492,14 +497,14 @@ function renderVerdict(verdict) {
     const step = (s) => t(KEYS.step[s || "unstated"]);
     for (const line of ledger.missing) {
       flagged.add(lineKey(line.payer, line.payee, line.step));
-      list.append(el("li", { "data-kind": "missing", text: t("viewer.line_missing", { ...line, step: step(line.step), amount: line.computed }) }));
+      list.append(el("li", { "data-kind": "missing", text: t("viewer.line_missing", { ...line, step: step(line.step), amount: number(line.computed) }) }));
     }
     for (const line of ledger.extra) {
-      list.append(el("li", { "data-kind": "extra", text: t("viewer.line_extra", { ...line, step: step(line.step), amount: line.claimed }) }));
+      list.append(el("li", { "data-kind": "extra", text: t("viewer.line_extra", { ...line, step: step(line.step), amount: number(line.claimed) }) }));
     }
     for (const line of ledger.different) {
       flagged.add(lineKey(line.payer, line.payee, line.step));
-      list.append(el("li", { "data-kind": "different", text: t("viewer.line_different", { ...line, step: step(line.step) }) }));
+      list.append(el("li", { "data-kind": "different", text: t("viewer.line_different", { ...line, step: step(line.step), computed: number(line.computed), claimed: number(line.claimed) }) }));
     }
   }
   $("verdict-lines").hidden = !list.children.length;
@@ -567,7 +572,7 @@ function renderLedger(result) {
       el("td", { class: "num", text: String(line.seq) }), el("td", { text: t(KEYS.step[line.step]) }),
       el("td", { text: line.payer }), el("td", { text: line.payee }),
       el("td", { text: line.position ? labelOf(line.position) : "" }),
-      el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: String(line.amount) }),
+      el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: number(line.amount) }),
       ruleCell(line), el("td", {}, ...cited(line.explanation))));
   }
 }

@@ -10,6 +10,7 @@ steps, rules, pointers) are plain strings and never change with the language.
 
 from __future__ import annotations
 
+import errno
 import json
 import string
 from functools import cache
@@ -39,6 +40,66 @@ class Named(str):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Named, (self.en, self.vi))
+
+
+MINUS = "\u2212"
+"""The minus sign of a number said in words: "−9,000", not the hyphen of "-9000"."""
+
+
+def numeral(n: int, signed: bool = False) -> Named:
+    """A whole number as each language writes it: 9,000 in English, 9.000 in Vietnamese (the thousands
+    separator a Vietnamese reader takes for one; a comma there reads as a decimal point), the minus
+    sign a real one, and with ``signed`` a "+" before a positive number.
+
+    >>> n = numeral(-1_000_000_000_000)
+    >>> (n.en, n.vi)
+    ('−1,000,000,000,000', '−1.000.000.000.000')
+    >>> numeral(6000, signed=True).vi
+    '+6.000'
+    """
+    grouped = f"{abs(n):,}"
+    sign = MINUS if n < 0 else "+" if signed and n > 0 else ""
+    return Named(sign + grouped, sign + grouped.replace(",", "."))
+
+
+def listed(items: list[Any]) -> Named:
+    """Items as one list, in each language's words: "2, 3 and 4", "2, 3 và 4".
+
+    >>> listed([2, 4]).vi
+    '2 và 4'
+    """
+    words = [str(item) for item in items]
+    if len(words) < 2:
+        return Named("".join(words), "".join(words))
+    head = ", ".join(words[:-1])
+    return Named(f"{head} and {words[-1]}", f"{head} và {words[-1]}")
+
+
+OS_ERRORS = {
+    errno.ENOENT: "oserror.ENOENT",
+    errno.EACCES: "oserror.EACCES",
+    errno.EPERM: "oserror.EPERM",
+    errno.EISDIR: "oserror.EISDIR",
+    errno.ENOTDIR: "oserror.ENOTDIR",
+    errno.ENOSPC: "oserror.ENOSPC",
+    errno.EROFS: "oserror.EROFS",
+    errno.EEXIST: "oserror.EEXIST",
+    errno.ENAMETOOLONG: "oserror.ENAMETOOLONG",
+    errno.ELOOP: "oserror.ELOOP",
+    errno.EMFILE: "oserror.EMFILE",
+    errno.EIO: "oserror.EIO",
+}
+"""The system's errors a file of the command line or of an operator's folder meets, in the phrasebook."""
+
+
+def os_error(error: OSError) -> Named:
+    """Why a file could not be opened or written, in each language (the system says it in English only);
+    an error the phrasebook does not know, by the system's words and its number."""
+    key = OS_ERRORS.get(error.errno or 0)
+    if key is None:
+        english = error.strerror or str(error)
+        return Named(english, f"{english} (lỗi hệ điều hành {error.errno})")
+    return Named(phrasebook("en")[key], phrasebook("vi")[key])
 
 
 class KeyedName(Named):
@@ -96,10 +157,14 @@ def phrasebook(language: Language) -> dict[str, str]:
 
 
 def _value(value: Any, language: Language) -> Any:
+    """A field as ``language`` says it: a Text or Named in its words, a whole number as it writes them."""
     if isinstance(value, Text):
         return value.render(language)
     if isinstance(value, Named):
         return value.vi if language == "vi" else value.en
+    if type(value) is int:
+        named = numeral(value)
+        return named.vi if language == "vi" else named.en
     return value
 
 

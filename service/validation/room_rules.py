@@ -5,7 +5,7 @@ count, duplicate ids and cards."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from service.cards import SPELLINGS, Card
 from service.contract import Fault
@@ -32,10 +32,25 @@ def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, lis
     return ruleset, []
 
 
-def _who(status: str, ruleset: Ruleset | None) -> Text:
-    if status == "timed_out" and ruleset:
-        return Text("fault.who_timed_out", status=status, ruleset=ruleset.id)
-    return Text("fault.who", status=status)
+WHO: Final = {"arranged": "fault.who_arranged", "timed_out": "fault.who_timed_out", "left": "fault.who_left"}
+"""The player a fault is about, by its status, in words ("an arranged player")."""
+AS_ARRANGED: Final = {
+    "fault.missing_hand": "fault.missing_hand_as_arranged",
+    "fault.bare_cards": "fault.bare_cards_as_arranged",
+}
+"""What a timed-out player is told where its ruleset scores its hands as they lie."""
+
+
+def _who(status: str) -> Text:
+    return Text(WHO[status])
+
+
+def _form_fault(key: str, status: str, ruleset: Ruleset | None) -> Text:
+    """What a player of ``status`` must send; a timed-out one in a ruleset that scores its hands as they
+    lie (``timeout: as_arranged``) is told why it still must."""
+    if status == "timed_out" and ruleset is not None and ruleset.timeout == "as_arranged":
+        return Text(AS_ARRANGED[key], ruleset=ruleset.id)
+    return Text(key, who=_who(status))
 
 
 def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset | None) -> Iterator[Fault]:
@@ -52,7 +67,7 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
     if needs_arrangement and "cards" in player and not given:
         yield Fault(
             f"{at}/cards",
-            Text("fault.bare_cards", who=_who(status, ruleset)),
+            _form_fault("fault.bare_cards", status, ruleset),
             "missing_hand",
         )
     if needs_arrangement or given:
@@ -60,7 +75,7 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             if position not in given:
                 yield Fault(
                     f"{at}/{position}",
-                    Text("fault.missing_hand", who=_who(status, ruleset)),
+                    _form_fault("fault.missing_hand", status, ruleset),
                     "missing_hand",
                 )
     elif "cards" not in player:
@@ -75,7 +90,7 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
         elif status != "arranged":
             yield Fault(
                 f"{at}/declare",
-                Text("fault.declare_status", status=status),
+                Text("fault.declare_status", who=_who(status)),
                 "declare_not_allowed",
             )
 

@@ -327,7 +327,10 @@ def test_openapi_response_examples_are_what_the_service_answers() -> None:
     claim = verify["requestBody"]["content"]["application/json"]["examples"]["missing-scoop"]["value"]
     shown = verify["responses"]["200"]["content"]["application/json"]["examples"]["missing-scoop"]["value"]
     assert shown == verify_document(claim), "run scripts/refresh_openapi_examples.py"
-    assert shown["players"][0]["explanation"] == ["computed scoop -6000, the claim implies +0"]
+    assert shown["players"][0]["explanation"] == [
+        "P: the game recorded −3,000, the rules give −9,000 → P still owes Q 6,000",
+        "scoop: the rules give −6,000, the game did not record it",
+    ]
     # E1 under sập ×2: 3 chi + 3 × (2 − 1) scoop = 6 units, × stake 1000
     assert [p["amount"] for p in response["examples"]["house-rules"]["value"]["players"]] == [-6000, 6000]
 

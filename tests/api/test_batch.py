@@ -64,7 +64,7 @@ def test_an_oversized_batch_is_refused_whole() -> None:
     assert too_many.status_code == 422
     assert [(e["pointer"], e["code"]) for e in too_many.get_json()["errors"]] == [("/rooms", "batch_too_large")]
     too_big = small.post("/v1/score/batch", json={"rooms": [ROOMS[0]] * 3, "pad": "x" * 60_000})
-    assert too_big.status_code == 413 and "50000 bytes" in too_big.get_json()["detail"]
+    assert too_big.status_code == 413 and "50,000 bytes" in too_big.get_json()["detail"]
     # each limit is its own route's: three rooms (> 600 bytes) pass as a batch, not as one body
     assert len(json.dumps({"rooms": [ROOMS[0]] * 3})) > 600
     assert small.post("/v1/score/batch", json={"rooms": [ROOMS[0]] * 3}).status_code == 200

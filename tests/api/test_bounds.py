@@ -265,7 +265,7 @@ def test_an_operator_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path
 
 def test_an_operator_file_past_64_kib_is_refused_unread(tmp_path: Path) -> None:
     document = {"base": "maubinh-2020@2", "patch": {"id": "club-a", "title": "x" * 70_000}}
-    assert "more than 65536 bytes" in _operator_fault(tmp_path, lambda path: path.write_text(json.dumps(document)))
+    assert "more than 65,536 bytes" in _operator_fault(tmp_path, lambda path: path.write_text(json.dumps(document)))
 
 
 # What an outsider's attack found after the first bounds (each was a 500, a cost past its bound, or a leak).
@@ -302,7 +302,7 @@ def test_a_body_saved_with_a_byte_order_mark_is_read(client: FlaskClient) -> Non
         ),
         (
             b'{"stake": ' + b"1" * 4301 + b"}",
-            "a number of more than 4300 digits; no number this service reads is so long",
+            "a number of more than 4,300 digits; no number this service reads is so long",
         ),
     ],
     ids=["unterminated", "control character", "white space only", "4301 digits"],

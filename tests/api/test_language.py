@@ -65,7 +65,7 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
     assert missing.get_json()["title"] == "Không tìm thấy"
     assert missing.get_json()["type"] == "/problems/not-found"
     wrong_type = client.post("/v1/score", data="x", content_type="text/plain", headers=vi).get_json()
-    assert wrong_type["detail"] == "Gửi nội dung dạng JSON, với Content-Type: application/json."
+    assert wrong_type["detail"] == "Hãy gửi nội dung dạng JSON, với Content-Type: application/json."
     not_json = client.post("/v1/score", data="{", content_type="application/json", headers=vi).get_json()
     assert not_json["title"] == "JSON không hợp lệ"
     assert not_json["detail"] == "không phải JSON: tên khóa phải nằm trong dấu ngoặc kép ở dòng 1, cột 2"

@@ -13,6 +13,8 @@ import pytest
 from flask.testing import FlaskClient
 from helpers import golden_cases
 
+from service.documents import score_document
+
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 RIGHT = {"P": -9000, "Q": 9000}
 RIGHT_LEDGER = [
@@ -23,8 +25,8 @@ RIGHT_LEDGER = [
 ]
 
 
-def verify(client: FlaskClient, claimed: dict[str, Any], room: dict[str, Any] = E1) -> Any:
-    return client.post("/v1/verify", json={**room, "claimed": claimed})
+def verify(client: FlaskClient, claimed: dict[str, Any], room: dict[str, Any] = E1, language: str = "en") -> Any:
+    return client.post("/v1/verify", json={**room, "claimed": claimed}, headers={"Accept-Language": language})
 
 
 def test_an_agreeing_claim_with_and_without_a_ledger(client: FlaskClient) -> None:
@@ -43,7 +45,11 @@ def test_a_missing_scoop_is_named_by_step(client: FlaskClient) -> None:
     assert body["agrees"] is False
     p = body["players"][0]
     assert (p["claimed"], p["computed"], p["difference"]) == (-3000, -9000, 6000)
-    assert p["explanation"] == ["computed scoop -6000, the claim implies +0"]
+    assert p["explanation"] == [
+        "P: the game recorded −3,000, the rules give −9,000 → P still owes Q 6,000",
+        "scoop: the rules give −6,000, the game did not record it",
+    ]
+    assert body["corrections"] == [{"payer": "P", "payee": "Q", "amount": 6000}]
     assert body["ledger"] == {
         "missing": [{"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000}],
         "extra": [],
@@ -55,10 +61,13 @@ def test_a_wrong_amount_without_a_ledger_still_shows_the_steps(client: FlaskClie
     body = verify(client, {"amounts": {"P": -8000, "Q": 8000}}).get_json()
     assert body["agrees"] is False and body["ledger"] is None
     assert body["players"][0]["explanation"] == [
-        "computed chi -3000",
-        "computed scoop -6000",
-        "the claim gives -8000 in all, +1000 from the computed -9000",
+        "P: the game recorded −8,000, the rules give −9,000 → P still owes Q 1,000",
+        "chi: the rules give −3,000",
+        "scoop: the rules give −6,000",
     ]
+    assert body["players"][1]["explanation"][0] == (
+        "Q: the game recorded +8,000, the rules give +9,000 → Q is still owed 1,000 by P"
+    )
 
 
 def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
@@ -73,9 +82,11 @@ def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
         {"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000, "claimed": 12000}
     ]
     assert body["players"][0]["explanation"] == [
-        "computed scoop -6000, the claim implies -12000",
-        "computed bonus +0, the claim implies -3000",
+        "P: the game recorded −18,000, the rules give −9,000 → P is still owed 9,000 by Q",
+        "scoop: the rules give −6,000, the game recorded −12,000",
+        "bonus: the rules give nothing, the game recorded −3,000",
     ]
+    assert body["corrections"] == [{"payer": "Q", "payee": "P", "amount": 9000}]
 
 
 def test_swapped_payer_and_payee(client: FlaskClient) -> None:
@@ -129,6 +140,65 @@ def test_a_claimed_ledger_without_steps_is_matched_by_payer_and_payee(client: Fl
     assert body["ledger"]["different"] == [
         {"payer": "P", "payee": "Q", "step": None, "computed": 9000, "claimed": 3000}
     ]
-    assert body["players"][0]["explanation"][-1] == "the claim gives -3000 in all, +6000 from the computed -9000"
+    assert body["players"][0]["explanation"] == [
+        "P: the game recorded −3,000, the rules give −9,000 → P still owes Q 6,000",
+        "chi: the rules give −3,000",
+        "scoop: the rules give −6,000",
+    ]
+    assert body["corrections"] == [{"payer": "P", "payee": "Q", "amount": 6000}]
     agreeing = verify(client, {"amounts": RIGHT, "ledger": [{"payer": "P", "payee": "Q", "amount": 9000}]}).get_json()
     assert agreeing["agrees"] is True
+
+
+E3 = next(c for c in golden_cases() if c["name"] == "worked-example/E3")["request"]
+"""docs/rules.md §10 E3: four players, stake 10; 18 chi lines, then S pays P 40 for the aces."""
+
+
+def _e3_ledger() -> list[dict[str, Any]]:
+    return [{key: line[key] for key in ("payer", "payee", "amount", "step")} for line in score_document(E3)["ledger"]]
+
+
+def test_who_owes_whom_follows_the_claimed_lines_pair_by_pair(client: FlaskClient) -> None:
+    """The claim forgot S's ace line to P (40) and invented Q paying R 10: S owes P 40, R owes Q 10.
+    Paired by the amounts alone, in request order, R would be told to pay P."""
+    ledger = [*_e3_ledger()[:-1], {"payer": "Q", "payee": "R", "amount": 10, "step": "chi"}]
+    claimed = {"P": -10, "Q": -20, "R": 0, "S": 30}
+    body = verify(client, {"amounts": claimed, "ledger": ledger}, E3).get_json()
+    assert [p["difference"] for p in body["players"]] == [-40, -10, 10, 40]
+    assert body["corrections"] == [
+        {"payer": "R", "payee": "Q", "amount": 10},
+        {"payer": "S", "payee": "P", "amount": 40},
+    ]
+    said = {p["id"]: p["explanation"][0] for p in body["players"]}
+    assert said["S"] == "S: the game recorded +30, the rules give −10 → S still owes P 40"
+    assert said["Q"] == "Q: the game recorded −20, the rules give −10 → Q is still owed 10 by R"
+    vi = verify(client, {"amounts": claimed, "ledger": ledger}, E3, language="vi").get_json()
+    assert vi["players"][3]["explanation"] == [
+        "S: game ghi +30, theo luật −10 → S còn phải trả P 40",
+        "chi Át: theo luật −40, game không ghi khoản này",
+    ]
+    amounts_only = verify(client, {"amounts": claimed}, E3).get_json()
+    assert amounts_only["corrections"] == [
+        {"payer": "R", "payee": "P", "amount": 10},
+        {"payer": "S", "payee": "P", "amount": 30},
+        {"payer": "S", "payee": "Q", "amount": 10},
+    ]  # without lines: who was credited too much pays back who too little, in request order
+    assert (
+        amounts_only["players"][3]["explanation"][0]
+        == "S: the game recorded +30, the rules give −10 → S still owes P 30 and Q 10"
+    )
+
+
+def test_vietnamese_verify_says_who_owes_whom_with_vietnamese_numbers(client: FlaskClient) -> None:
+    body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": RIGHT_LEDGER[:3]}, language="vi").get_json()
+    assert [p["explanation"] for p in body["players"]] == [
+        [
+            "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+            "sập: theo luật −6.000, game không ghi khoản này",
+        ],
+        [
+            "Q: game ghi +3.000, theo luật +9.000 → Q còn được nhận 6.000 từ P",
+            "sập: theo luật +6.000, game không ghi khoản này",
+        ],
+    ]
+    assert "+0" not in str(body) and "dương là" not in str(body)

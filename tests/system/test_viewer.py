@@ -108,13 +108,13 @@ def test_e1_step_through_totals_hand_names_and_ledger(page: Page) -> None:
     page.get_by_role("button", name="Next ▶").click()
     expect(title).to_contain_text("Step 4 of 4")
     expect(page.locator("#settlement-lines li")).to_have_count(1)
-    expect(page.locator("#settlement-lines li")).to_contain_text("Scoop (sập): P pays Q 6 units (6000)")
+    expect(page.locator("#settlement-lines li")).to_contain_text("Scoop (sập): P pays Q 6 units (6,000)")
     expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()
 
     summary = page.locator("#summary")
-    expect(summary.locator("tr[data-player=P] td").nth(1)).to_have_text("-9000")
-    expect(summary.locator("tr[data-player=Q] td").nth(1)).to_have_text("+9000")
-    expect(page.locator("#payments")).to_contain_text("P pays Q 9 units (9000)")
+    expect(summary.locator("tr[data-player=P] td").nth(1)).to_have_text("−9,000")
+    expect(summary.locator("tr[data-player=Q] td").nth(1)).to_have_text("+9,000")
+    expect(page.locator("#payments")).to_contain_text("P pays Q 9 units (9,000)")
     ledger = page.locator("#ledger tbody tr")
     expect(ledger).to_have_count(4)
     expect(ledger.nth(0)).to_contain_text("docs/rules.md §5: one unit per chi won")
@@ -143,7 +143,7 @@ def test_a_house_rule_variant_shows_its_base_patch_and_every_changed_value(page:
     expect(page.locator("#variant-patch")).to_contain_text('"fixed_units": 6')
     expect(page.get_by_label("Player P").locator("[data-position=front]")).to_contain_text("Chi cuối")
     expect(page.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("scoop.multiplier")
-    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("-6000")
+    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("−6,000")
     shoot(page, "variant")
 
 
@@ -172,7 +172,7 @@ def test_the_variant_panel_says_what_each_second_family_knob_does_in_both_langua
     scoop = page.locator("#ledger tbody tr[data-step=scoop]")
     expect(scoop).to_contain_text("scoop.multiplier, scoop.fixed_units")
     expect(scoop.get_by_role("link", name="§12.1")).to_have_attribute("href", "/docs/rules#s12.1")
-    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("-6000")
+    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("−6,000")
     shoot(page, "variant-second-family")
     context, vi = vietnamese_page(browser, base)
     vi.get_by_label("JSON của ván bài").fill(json.dumps(room))
@@ -310,7 +310,7 @@ def test_vietnamese_by_default_under_a_vietnamese_browser(browser: Browser, base
     expect(ledger.nth(0)).to_contain_text("Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
     expect(ledger.nth(3)).to_contain_text("Q thắng cả 3 chi, bắt sập P")
     expect(ledger.nth(3)).to_contain_text("scoop.multiplier")  # the rule, a machine field, stays as it is
-    expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9000)")
+    expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9.000)")
     shoot(page, "vi")
     context.close()
 
@@ -346,15 +346,15 @@ def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser
     expect(page.locator("#verdict-heading")).to_have_text("Kết quả game đã ghi không khớp với luật")
     row = verdict.locator("tr[data-player=P]")
     expect(row).to_have_class(re.compile(r"\bdiffers\b"))
-    expect(row.locator("td")).to_have_text(["-3000", "-9000", "+6000"])
-    expect(verdict.locator(".verdict-player[data-player=P]")).to_contain_text(
-        "P: kết quả đã ghi -3000; theo luật là -9000; chênh +6000 (dương là ghi nhiều hơn luật, âm là ít hơn)."
+    expect(row.locator("td")).to_have_text(["−3.000", "−9.000", "+6.000"])
+    expect(verdict.locator(".verdict-player[data-player=P] p")).to_have_text(
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000"
     )
     expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
-        ["sập: theo luật -6000, kết quả đã ghi +0"]
+        ["sập: theo luật −6.000, game không ghi khoản này"]
     )
     expect(verdict.locator("#verdict-line-list li[data-kind=missing]")).to_have_text(
-        "Thiếu trong kết quả game đã ghi: P trả Q 6000 (Sập)"
+        "Game không ghi dòng này: P trả Q 6.000 (Sập)"
     )
     highlighted = page.locator("#ledger tbody tr.differs")
     expect(highlighted).to_have_count(1)

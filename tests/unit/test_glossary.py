@@ -3,6 +3,7 @@ step has the one name the glossary gives it, in the ledger and in the viewer ali
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -45,18 +46,43 @@ def test_no_text_uses_a_word_the_glossary_rules_out(language: str, column: int) 
     assert not found
 
 
+SERVICE = Path(__file__).parents[2] / "service"
+VIETNAMESE = re.compile("[àáạảãâầấậẩẫăằắặẳẵèéẹẻẽêềếệểễìíịỉĩòóọỏõôồốộổỗơờớợởỡùúụủũưừứựửữỳýỵỷỹđ]", re.IGNORECASE)
+"""A letter only Vietnamese writes: a string holding one is a Vietnamese text."""
+
+
+def vietnamese_in_modules() -> dict[str, str]:
+    """Every string constant of every module of the service that holds Vietnamese words (hand_words.py,
+    strict_json.py, cards.py, the ruleset checks …), found by reading them all, not from a list."""
+    found = {}
+    for path in sorted(SERVICE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and VIETNAMESE.search(node.value):
+                found[f"{path.relative_to(SERVICE)}:{node.lineno}"] = node.value
+    return found
+
+
 def read_texts(language: str) -> dict[str, str]:
     """Every text a person reads in ``language``: the phrasebook (faults, ledger, viewer, report, problem
-    pages), the viewer's example rooms' names, and the words the pipeline names hands and patterns by."""
+    pages), the viewer's example rooms' names, the words the pipeline names hands and patterns by, and,
+    in Vietnamese, every Vietnamese string of the service's modules."""
     from service.patterns import PATTERN_NAMES
 
     texts = dict(phrasebook(language))
-    examples = json.loads((Path(__file__).parents[2] / "service" / "static" / "examples.json").read_text("utf-8"))
+    examples = json.loads((SERVICE / "static" / "examples.json").read_text("utf-8"))
     for example in examples if isinstance(examples, list) else examples.get("examples", []):
         texts[f"examples.json: {example.get('name')}"] = example.get(f"name_{language}", example.get("name", ""))
     column = 1 if language == "vi" else 0
     texts.update({f"patterns.py: {pattern}": names[column] for pattern, names in PATTERN_NAMES.items()})
+    if language == "vi":
+        texts.update(vietnamese_in_modules())
     return texts
+
+
+def test_the_modules_read_are_found_not_listed() -> None:
+    """Before: a hand-kept list left out hand_words.py, strict_json.py, cards.py and rulesets/checks.py."""
+    modules = {where.split(":")[0] for where in vietnamese_in_modules()}
+    assert {"hand_words.py", "strict_json.py", "cards.py", "rulesets/checks.py", "verify.py"} <= modules
 
 
 def test_the_rule_out_check_catches_what_the_review_found() -> None:

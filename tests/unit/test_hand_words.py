@@ -77,15 +77,22 @@ def test_a_chi_line_names_both_hands_ranks_and_decider(winner: str, loser: str, 
 
 
 def test_the_wheel_is_lowest_where_the_ruleset_says_so() -> None:
-    """Under wheel "lowest" the same wheel loses to a six-high straight, is read 5 down to A, and needs no note."""
+    """Under wheel "lowest" the same wheel loses to a six-high straight, is read 5 down to A, and says it
+    ranks lowest: the straight players dispute most, as "second" says it ranks second."""
     english, vietnamese = said("2S 3H 4D 5C 6H", "AS 2H 3D 4C 5D", wheel="lowest")
-    assert english == "straight, six down to two (6-5-4-3-2) beats straight, five down to ace (5-4-3-2-A)"
-    assert vietnamese == "sảnh từ 6 xuống 2 (6-5-4-3-2) thắng sảnh từ 5 xuống Át (5-4-3-2-A)"
+    assert english == (
+        "straight, six down to two (6-5-4-3-2) beats straight, five down to ace (5-4-3-2-A, lowest under this ruleset)"
+    )
+    assert vietnamese == "sảnh từ 6 xuống 2 (6-5-4-3-2) thắng sảnh từ 5 xuống Át (5-4-3-2-A, nhỏ nhất theo bộ luật này)"
 
 
 MACHINE_NAMES = re.compile("|".join(rf"\b{name}\b" for name in [*HAND_NAMES, *PATTERN_NAMES] if "_" in name))
 """The ids of hands and instant-win patterns that are not also words (``pair`` and ``flush`` are)."""
-RANK = re.compile(r"\((?:10|[2-9JQKA])(?:-(?:10|[2-9JQKA]))+(?:, [^)]+)?\)")  # a wheel may say where it ranks
+RANK = re.compile(
+    r"\((?:10|[2-9JQKA])(?:-(?:10|[2-9JQKA]))+(?:, [^)]+)?\)|(?:10|[2-9])(?:-(?:10|[2-9]))+$|(?:10|[2-9])(?:-(?:10|[2-9]))+ thắng"
+)
+"""A hand's cards: in parentheses (a wheel may say where it ranks), or its own words where they name every
+card ("mậu thầu 6-5-4")."""
 
 
 def _golden_requests() -> list[dict[str, Any]]:

@@ -22,7 +22,9 @@ from service.serialize import dumps
 from service.texts import LANGUAGES, Text, localize, phrasebook
 
 SERVICE = Path(__file__).resolve().parents[2] / "service"
-KEY = re.compile(r"^(ledger|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report)\.[a-z0-9_]+$")
+KEY = re.compile(
+    r"^(ledger|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report|oserror)\.[A-Za-z0-9_]+$"
+)
 TEXT_FIELDS = {"explanation", "title", "detail", "message"}
 """The human-readable fields of every answer; everything else is a machine field."""
 
@@ -123,7 +125,7 @@ def _english_words() -> set[str]:
     for template in _service_texts("en").values():
         literal = "".join(text for text, _, _, _ in string.Formatter().parse(template))
         words |= {w.lower() for w in re.findall(r"[A-Za-z]{3,}", _machine_free(literal))}
-    return words - {"chi"}
+    return words - {"chi", "mậu", "binh"}  # the game's own words, which the English says too
 
 
 def _machine_free(text: str) -> str:
@@ -160,8 +162,14 @@ def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
     }
     body = json.loads(dumps(verify_document({**room, "claimed": claimed}, None, "vi"), "vi"))
     assert body["result"]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
-    assert body["players"][0]["explanation"] == ["sập: theo luật -6000, kết quả đã ghi +0"]
-    assert body["players"][1]["explanation"] == ["sập: theo luật +6000, kết quả đã ghi +0"]
+    assert body["players"][0]["explanation"] == [
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+        "sập: theo luật −6.000, game không ghi khoản này",
+    ]
+    assert body["players"][1]["explanation"] == [
+        "Q: game ghi +3.000, theo luật +9.000 → Q còn được nhận 6.000 từ P",
+        "sập: theo luật +6.000, game không ghi khoản này",
+    ]
 
 
 def _without_texts(document: Any) -> Any:
@@ -194,8 +202,8 @@ def test_machine_fields_do_not_change_with_the_language(operation: str) -> None:
 def test_a_text_is_its_english_and_renders_in_vietnamese() -> None:
     text = Text("fault.claim_not_zero_sum", total=5)
     assert text == "the claimed amounts sum to 5, not 0"
-    assert text.render("vi") == "tổng các số tiền đã ghi là 5, không phải 0"
-    assert localize({"a": [text, "plain"]}, "vi") == {"a": ["tổng các số tiền đã ghi là 5, không phải 0", "plain"]}
+    assert text.render("vi") == "tổng các số tiền đã ghi là 5, phải bằng 0"
+    assert localize({"a": [text, "plain"]}, "vi") == {"a": ["tổng các số tiền đã ghi là 5, phải bằng 0", "plain"]}
 
 
 def test_an_arrangement_foul_names_its_chi_by_the_ruleset_s_labels() -> None:

@@ -108,7 +108,10 @@ def test_declare_in_an_automatic_ruleset_is_refused_even_false(declare: bool) ->
 def test_declare_from_a_timed_out_player_is_refused() -> None:
     reported = faults(room("maubinh-bao", seat("P", P), seat("Q", Q, status="timed_out", declare=True)))
     assert reported == [
-        ("/players/1/declare", "only an arranged player can declare (BÁO), not one with status 'timed_out'")
+        (
+            "/players/1/declare",
+            "only an arranged player may declare (BÁO), not a player who timed out (status 'timed_out')",
+        )
     ]
 
 
@@ -215,7 +218,7 @@ def test_json_pointer_escapes_unknown_keys() -> None:
 
 def test_a_huge_players_array_is_refused_on_its_length_alone() -> None:
     reported = faults({"ruleset": "maubinh-2020", "players": [0] * 20_000})
-    assert reported == [("/players", "a room seats 2 to 4 players; this one has 20000, too many to check one by one")]
+    assert reported == [("/players", "a room seats 2 to 4 players; this one has 20,000, too many to check one by one")]
 
 
 def test_a_long_list_of_faults_is_cut_at_120_with_the_total_in_the_detail() -> None:
@@ -235,7 +238,7 @@ def test_every_fault_of_the_worst_real_room_is_listed() -> None:
 def test_a_card_list_longer_than_any_hand_is_refused_on_its_length_alone() -> None:
     room = {"ruleset": "maubinh-2020", "players": [{"id": "p", "back": ["x"] * 100_000}, {"id": "q"}]}
     reported = [f for f in faults(room) if f[0].startswith("/players/0/back")]
-    assert reported == [("/players/0/back", "back needs 5 cards; it has 100000, too many to check one by one")]
+    assert reported == [("/players/0/back", "back needs 5 cards; it has 100,000, too many to check one by one")]
 
 
 @pytest.mark.parametrize("key", ["³", "²⁵", "٣", "①"])
