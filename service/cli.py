@@ -368,6 +368,7 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     serve = commands.add_parser("serve", help=helped("cli.help_serve"))
     serve.add_argument("--host", default=None, help=helped("cli.help_host"))
     serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
+    serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
     return parser
 
 
@@ -377,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         from service.serve import serve
 
-        return serve(args.host, args.port)
+        return serve(args.host, args.port, args.lang)
     try:
         catalogue = _catalogue()
     except OperatorFileError as error:

@@ -6,10 +6,12 @@ import os
 import sys
 import tempfile
 
+from service.texts import Language, Text
+
 DEFAULT_CONFIG = "python:service.gunicorn_config"
 
 
-def serve(host: str | None, port: int | None) -> int:
+def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     """Replace this process with gunicorn, so that signals reach its master directly, once the settings
     are known to be usable. A bad file in the operator's ruleset folder does not stop the start: the
     service starts unready and its log names the file (create_app), so that a rollout stops and an
@@ -23,19 +25,20 @@ def serve(host: str | None, port: int | None) -> int:
     from service.api.tracing import TracingSettingError, enabled
     from service.extras import OTEL, missing
 
+    def refuse(reason: object) -> int:
+        print(f"maubinh serve: {Text('cli.not_starting', reason=reason).render(language)}", file=sys.stderr)
+        return 2
+
     try:
         Settings.from_env()
     except SettingError as error:
-        print(f"maubinh serve: not starting, {error}", file=sys.stderr)
-        return 2
+        return refuse(error.args[0])
     try:
         tracing = enabled()
     except TracingSettingError as error:
-        print(f"maubinh serve: not starting, {error}", file=sys.stderr)
-        return 2
-    if tracing and (absent := missing("traces (OTEL_TRACES_EXPORTER) need", OTEL)):
-        print(f"maubinh serve: not starting, {absent}", file=sys.stderr)
-        return 2
+        return refuse(error.args[0])
+    if tracing and (absent := missing(Text("cli.traces_need").render(language), OTEL, language)):
+        return refuse(absent)
     env = dict(os.environ)
     if host is not None:
         env["MAUBINH_HOST"] = host

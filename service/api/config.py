@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
+from service.texts import Text
 
 PREFIX = "MAUBINH_"
 PLACEHOLDER_API_KEY = "REPLACE-ME"
@@ -19,7 +20,8 @@ PLACEHOLDER_API_KEY = "REPLACE-ME"
 
 
 class SettingError(ValueError):
-    """A setting that is present but unusable: the service refuses to start, naming it."""
+    """A setting that is present but unusable: the service refuses to start, naming it (``args[0]``, a
+    Text, says why in any language)."""
 
 
 @dataclass(frozen=True)
@@ -74,16 +76,16 @@ def _whole(name: str, raw: str) -> int:
     try:
         value = int(raw)
     except ValueError:
-        raise SettingError(f"{name} must be a whole number, not {raw[:40]!r}") from None
+        raise SettingError(Text("setting.whole", name=name, raw=raw[:40])) from None
     if value < 0:
-        raise SettingError(f"{name} must not be negative, not {value}")
+        raise SettingError(Text("setting.negative", name=name, value=str(value)))
     return value
 
 
 def _count(name: str, raw: str) -> int:
     value = _whole(name, raw)
     if value < 1:
-        raise SettingError(f"{name} must be at least 1, not {value}")
+        raise SettingError(Text("setting.at_least_one", name=name, value=str(value)))
     return value
 
 
@@ -91,9 +93,9 @@ def _seconds(name: str, raw: str) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise SettingError(f"{name} must be a number of seconds, not {raw[:40]!r}") from None
+        raise SettingError(Text("setting.seconds", name=name, raw=raw[:40])) from None
     if not value > 0:
-        raise SettingError(f"{name} must be more than 0 seconds, not {raw[:40]!r}")
+        raise SettingError(Text("setting.seconds_positive", name=name, raw=raw[:40]))
     return value
 
 
@@ -107,18 +109,12 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
     service open to anyone."""
     keys = tuple(key.strip() for key in raw.split(",") if key.strip())
     if not keys:
-        raise SettingError(f"{name} is set but holds no key: unset it to serve /v1 without keys, or give keys")
+        raise SettingError(Text("setting.no_key", name=name))
     if PLACEHOLDER_API_KEY in keys:
-        raise SettingError(
-            f"{name} holds the placeholder {PLACEHOLDER_API_KEY}: put your own keys in the Secret "
-            "(docs/deployment.md, Kubernetes)"
-        )
+        raise SettingError(Text("setting.placeholder_key", name=name, placeholder=PLACEHOLDER_API_KEY))
     for position, key in enumerate(keys, 1):
         if not BEARER_TOKEN.fullmatch(key):
-            raise SettingError(
-                f"{name}: key {position} of {len(keys)} holds a character a Bearer token cannot "
-                "(letters, digits and - . _ ~ + / only, then = at the end)"
-            )
+            raise SettingError(Text("setting.key_character", name=name, position=position, count=len(keys)))
     return keys
 
 

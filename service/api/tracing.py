@@ -24,6 +24,7 @@ from flask import Flask, Response, g, request
 
 from service import stages
 from service.api import logs
+from service.texts import Text
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -45,13 +46,11 @@ def enabled(env: Mapping[str, str] = os.environ) -> bool:
     if exporter in ("", "none"):
         return False
     if exporter not in EXPORTERS:
-        raise TracingSettingError(f"OTEL_TRACES_EXPORTER={exporter}: this service exports otlp or console, or none")
+        raise TracingSettingError(Text("setting.exporter", exporter=exporter))
     variable = next((v for v in PROTOCOL_VARIABLES if env.get(v)), PROTOCOL_VARIABLES[-1])
     protocol = env.get(variable, "http/protobuf")
     if exporter == "otlp" and protocol != "http/protobuf":
-        raise TracingSettingError(
-            f"{variable}={protocol}: this service sends http/protobuf (gRPC's C core would block gevent's workers)"
-        )
+        raise TracingSettingError(Text("setting.protocol", variable=variable, protocol=protocol))
     return True
 
 
