@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 LARGEST = 20
 """How many rounds with the most money in dispute the report lists (and keeps the requests of)."""
+REFUSED_LISTED = 1000
+"""How many refused rounds the report lists by line, round id and codes (all are in the problems table)."""
+UNIT = "minor"
+"""What the amounts are in: the stake's minor unit (đồng, cents), as the claims gave them."""
 VIEWER = "http://127.0.0.1:8000/viewer"
 """Where the links go unless told (``maubinh verify --viewer URL``): a service run with ``make run``."""
 
@@ -102,6 +106,7 @@ class Report:
         self.rulesets: dict[str, str] = {}
         self.rounds: Counter[str] = Counter()
         self.refused_by_code: Counter[str] = Counter()
+        self.refused_rounds: list[dict[str, Any]] = []
         self.by_step: Counter[str] = Counter()
         self.by_ruleset: Counter[str] = Counter()
         self.total = 0
@@ -114,8 +119,11 @@ class Report:
             if room["refused"] is None:
                 self.rulesets[f"{room['ruleset_id']}@{room['ruleset_version']}"] = room["ruleset_digest"]
                 self.rounds["agree" if room["agrees"] else "disagree"] += 1
-        for codes in _group(tables["problems"], "code").values():
+        for line, codes in _group(tables["problems"], "code").items():
             self.refused_by_code.update(set(codes))  # a round once per code
+            if len(self.refused_rounds) < REFUSED_LISTED:
+                round_id = rooms[line]["round_id"] if line in rooms else None
+                self.refused_rounds.append({"line": line, "round_id": round_id, "codes": sorted(set(codes))})
         players = _group(tables["players"])
         differences = _group(tables["differences"])
         requests = dict(chunk.requests)
@@ -158,6 +166,7 @@ class Report:
             "maubinh_version": version(),
             "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "rulesets": [{"ruleset": ref, "digest": digest} for ref, digest in sorted(self.rulesets.items())],
+            "unit": UNIT,
             "rounds": {
                 "lines": summary.lines,
                 "scored": self.rounds["agree"] + self.rounds["disagree"],
@@ -165,6 +174,7 @@ class Report:
                 "disagree": self.rounds["disagree"],
                 "refused": summary.refused,
                 "refused_by_code": dict(sorted(self.refused_by_code.items(), key=lambda kv: (-kv[1], kv[0]))),
+                "refused_rounds": sorted(self.refused_rounds, key=lambda r: r["line"]),
             },
             "in_dispute": {
                 "total": self.total,
@@ -216,6 +226,12 @@ class Report:
             f'<td class="num">{self._n(count)}</td></tr>'
             for code, count in rounds["refused_by_code"].items()
         )
+        refused_rounds = "".join(
+            f'<tr data-line="{r["line"]}"><td class="num">{r["line"]}</td>'
+            f"<td>{html.escape(str(r['round_id'] or ''))}</td>"
+            f"<td>{', '.join(f'<code>{html.escape(code)}</code>' for code in r['codes'])}</td></tr>"
+            for r in rounds["refused_rounds"]
+        )
         steps = {STEP_TEXTS[step].render(self.language): amount for step, amount in dispute["by_step"].items()}
         return PAGE.format(
             lang=self.language,
@@ -228,9 +244,13 @@ class Report:
             refusals=(
                 f"<table><thead><tr><th>{self._t('report.col_code')}</th><th>{self._t('report.col_rounds')}</th>"
                 f"</tr></thead><tbody>{refusals}</tbody></table>"
+                f'<table id="refused-rounds"><caption>{self._t("report.refused_rounds", most=REFUSED_LISTED)}</caption>'
+                f"<thead><tr><th>{self._t('report.col_line')}</th><th>{self._t('report.col_round')}</th>"
+                f"<th>{self._t('report.col_code')}</th></tr></thead><tbody>{refused_rounds}</tbody></table>"
                 if refusals
                 else f"<p>{self._t('report.no_refusals')}</p>"
             ),
+            unit=self._t("report.unit"),
             by_step=self._t("report.by_step"),
             step_chart=bar_chart(steps, self._t("report.amount"), self.language),
             by_ruleset=self._t("report.by_ruleset"),
@@ -355,6 +375,7 @@ svg {{ max-width: 100%; height: auto; }}
 <h2>{provenance_title}</h2>
 <table id="provenance">{provenance}</table>
 <div class="figures">{cards}</div>
+<p id="unit">{unit}</p>
 <h2>{refusals_title}</h2>
 <div id="refusals">{refusals}</div>
 <h2>{by_step}</h2>

@@ -363,7 +363,10 @@ function renderPlayers(result) {
     const title = el("h4", {}, el("span", { text: player.id }));
     if (player.fouled) {
       const order = ORDER_FOULS[player.foul_reason];  // the two chi by this ruleset's own labels
-      const reason = t(KEYS.foul[player.foul_reason], order ? { stronger: labelOf(order[0]), weaker: labelOf(order[1]) } : {});
+      // Mid-sentence the labels are lower case, as the ledger says them ("chi giữa mạnh hơn chi cuối").
+      const inSentence = (label) => (state.language === "vi" ? label.toLocaleLowerCase("vi") : label);
+      const reason = t(KEYS.foul[player.foul_reason],
+        order ? { stronger: inSentence(labelOf(order[0])), weaker: inSentence(labelOf(order[1])) } : {});
       title.append(el("span", { class: "badge foul", text: t("viewer.fouled", { reason }) }));
     }
     if (player.instant_win) title.append(el("span", { class: "badge win", text: t("viewer.instant_win", { name: bothNames(player.instant_win) }) }));
