@@ -1,4 +1,5 @@
-"""Retake the docs' screenshots of the viewer, and note beside each the digest of the texts it shows.
+"""Retake the docs' screenshots (the viewer's two, the audit report's), and note beside each of the viewer's
+the digest of the texts it shows.
 
     .venv/bin/python scripts/screenshots.py
 
@@ -56,6 +57,20 @@ def digests() -> dict[str, str]:
     return {name: shown_texts(language, answer()) for name, (language, answer) in SHOTS.items()}
 
 
+def _audit_report() -> Path:
+    """docs/audits.md's report of the sample month (examples/audit/), written to a temporary folder."""
+    import os
+    import subprocess
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="maubinh-report-"))
+    env = {**os.environ, "MAUBINH_RULESETS_DIR": str(ROOT / "examples" / "audit" / "rulesets")}
+    maubinh = str(Path(sys.executable).with_name("maubinh"))
+    subprocess.run([maubinh, "verify", "--jsonl", "examples/audit/claims.jsonl", "--report", str(where / "report.html"),
+                    "-o", str(where / "disagreements.jsonl")], env=env, check=False, capture_output=True, cwd=ROOT)  # fmt: skip
+    return where / "report.html"
+
+
 def main() -> None:
     from playwright.sync_api import sync_playwright
     from server import start
@@ -83,6 +98,13 @@ def main() -> None:
             page.get_by_role("button", name="Đối chiếu kết quả này").click()
             page.locator("#verdict").wait_for()
             page.locator("#verdict").screenshot(path=str(DOCS / "viewer-verify-vi.png"))
+            page = browser.new_context(viewport={"width": 1000, "height": 900}).new_page()
+            page.goto(_audit_report().as_uri())
+            page.screenshot(
+                path=str(DOCS / "audit-report.png"),
+                full_page=True,
+                clip={"x": 0, "y": 0, "width": 1000, "height": 2200},
+            )
             browser.close()
     finally:
         process.terminate()
