@@ -66,8 +66,9 @@ def _audit_report() -> Path:
     where = Path(tempfile.mkdtemp(prefix="maubinh-report-"))
     env = {**os.environ, "MAUBINH_RULESETS_DIR": str(ROOT / "examples" / "audit" / "rulesets")}
     maubinh = str(Path(sys.executable).with_name("maubinh"))
-    subprocess.run([maubinh, "verify", "--jsonl", "examples/audit/claims.jsonl", "--report", str(where / "report.html"),
-                    "-o", str(where / "disagreements.jsonl")], env=env, check=False, capture_output=True, cwd=ROOT)  # fmt: skip
+    command = [maubinh, "verify", "--jsonl", "examples/audit/claims.jsonl", "--report", str(where / "report.html")]
+    command += ["-o", str(where / "disagreements.jsonl")]
+    subprocess.run(command, env=env, check=False, capture_output=True, cwd=ROOT)
     return where / "report.html"
 
 
