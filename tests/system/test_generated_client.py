@@ -103,7 +103,9 @@ def test_the_rulesets_and_the_contract(client: Any) -> None:
 
     listed = list_rulesets.sync(client=client)
     assert {(r.id, tuple(r.versions)) for r in listed.rulesets} == {
-        ("maubinh-2020", ("1", "2", "3")), ("maubinh-bao", ("1", "2", "3")), ("maubinh-chi-at", ("1", "2", "3", "4"))
+        ("maubinh-2020", ("1", "2", "3")),
+        ("maubinh-bao", ("1", "2", "3")),
+        ("maubinh-chi-at", ("1", "2", "3", "4")),
     }
     pinned = get_ruleset.sync(client=client, id="maubinh-chi-at@1")
     assert pinned.version == "1" and pinned.aces.no_ace_pays == 4

@@ -436,6 +436,8 @@ def test_the_audit_report_counts_charts_and_links_into_verify_mode(browser: Brow
     first.get_by_role("link").click()
     expect(page.locator("#verdict-heading")).to_have_text("The settlement does not agree with the rules")
     row = page.locator(f"#verdict tr[data-player='{player}'] td")
-    expect(row.nth(0)).to_have_text(f"{int(claimed):,}".replace("-", "\u2212"))  # the viewer writes numbers as English does
+    expect(row.nth(0)).to_have_text(
+        f"{int(claimed):,}".replace("-", "\u2212")
+    )  # the viewer writes numbers as English does
     expect(row.nth(1)).to_have_text(f"{int(computed):,}".replace("-", "\u2212"))
     context.close()
