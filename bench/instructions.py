@@ -5,15 +5,18 @@ The whole path is ``maubinh score --jsonl --jobs 1`` over 800 and over 200 rooms
 (I(800) − I(200)) / 600, so that start-up cancels out. The stages are the same difference over an
 in-process loop that stops after each stage in turn (parse → load → settle → answer → bytes): each
 row is what its stage adds to the one before. Then a request through the WSGI app in process (Flask,
-metrics, logs off): ``POST /v1/score`` against ``GET /healthz``, what sets their throughput ratio.
+metrics, logs off): ``POST /v1/score`` against ``GET /healthz``, what sets their throughput ratio,
+and against the same with a caller's key (a callers file of 1,000, no quota): what knowing the caller costs.
 Run: .venv/bin/python bench/instructions.py        (about 4 minutes)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,10 +55,12 @@ REQUESTS = """
 import io, os, sys, tempfile
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp()
 from service.api import create_app
-app = create_app({"log_requests": False})
-score = sys.argv[1] == "score"
+keyed = sys.argv[1] == "keyed"
+app = create_app({"log_requests": False} | ({"callers_file": os.environ["BENCH_CALLERS"]} if keyed else {}))
+score = sys.argv[1] in ("score", "keyed")
 for line in open(sys.argv[2], "rb"):
     environ = {"REQUEST_METHOD": "POST" if score else "GET", "PATH_INFO": "/v1/score" if score else "/healthz",
+               "HTTP_AUTHORIZATION": "Bearer bench-key-500" if keyed else "",
                "SERVER_NAME": "x", "SERVER_PORT": "80", "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(line),
                "CONTENT_LENGTH": str(len(line)), "CONTENT_TYPE": "application/json", "SERVER_PROTOCOL": "HTTP/1.1",
                "wsgi.errors": sys.stderr}
@@ -112,12 +117,31 @@ def main() -> None:
     print(f"| maubinh score --jsonl --jobs 1, the whole path | {whole / 1e6:.3f} M | (goal <= 2.0 M) |")
     _, _, requests = sample("requests", REQUESTS)
     score, health = (per_room([sys.executable, str(requests), route], small, large) for route in ("score", "healthz"))
+    callers = requests.with_name("callers.toml")  # 1,000 callers, none with a quota
+    callers.write_text("".join(
+        f'[callers.c{n}]\nkeys = [{{ sha256 = "{hashlib.sha256(f"bench-key-{n}".encode()).hexdigest()}" }}]\n'
+        for n in range(1000)
+    ))  # fmt: skip
+    # Hash seeds move a run by up to 2% (dict layouts): the key's cost is the median over three, each
+    # seed the same for both runs.
+    added = []
+    for seed in ("0", "1", "2"):
+        fixed = {"PYTHONHASHSEED": seed, "BENCH_CALLERS": str(callers)}
+        open_, keyed = (
+            per_room([sys.executable, str(requests), mode], small, large, fixed) for mode in ("score", "keyed")
+        )
+        added.append((keyed - open_) / open_)
     print("instructions per request through the WSGI app, in process (Flask, metrics; logs off)")
     print("| request | instructions |")
     print("|---|---|")
     print(f"| POST /v1/score, one four-player room | {score / 1e6:.3f} M |")
     print(f"| GET /healthz | {health / 1e6:.3f} M |")
     print(f"| the difference: what a room costs a request | {(score - health) / 1e6:.3f} M |")
+    print(f"| POST /v1/score with a caller's key (1,000 callers, no quota) | {keyed / 1e6:.3f} M (seed 2) |")
+    print(
+        f"| what the key adds, median of 3 hash seeds | {statistics.median(added):+.2%} (goal <= +3%), "
+        f"each {', '.join(f'{a:+.2%}' for a in added)} |"
+    )
 
 
 if __name__ == "__main__":

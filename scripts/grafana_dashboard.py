@@ -10,11 +10,15 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "deploy" / "grafana" / "maubinh.json"
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 RATE = "$__rate_interval"
+CALLER = 'caller=~"$caller"'
+"""The dashboard's caller variable, as a selector."""
 
 
-def panel(title: str, description: str, queries: dict[str, str], unit: str, kind: str = "timeseries") -> dict[str, Any]:
+def panel(
+    title: str, description: str, queries: dict[str, str], unit: str, kind: str = "timeseries", **extra: Any
+) -> dict[str, Any]:
     """One panel: each query's legend is its key (Grafana's ``{{label}}`` templates)."""
-    return {
+    return extra | {
         "type": kind,
         "title": title,
         "description": description,
@@ -118,6 +122,42 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
         ],
     ),
     (
+        "Callers",
+        [
+            panel(
+                "Rooms scored per caller per day",
+                "For billing: rooms each caller had scored, a bar a UTC day (POST /v1/score and each room of a "
+                "batch; refused rooms are not counted).",
+                {"{{caller}}": f"sum by (caller) (increase(maubinh_rooms_scored_total{{{CALLER}}}[1d]))"},
+                "short",
+                interval="1d",
+                maxDataPoints=400,
+                fieldConfig={
+                    "defaults": {"unit": "short", "custom": {"drawStyle": "bars", "fillOpacity": 80}},
+                    "overrides": [],
+                },
+            ),
+            panel(
+                "Requests per caller",
+                "Answers by caller and status class: unknown is a key no caller holds (or an expired one), "
+                "anonymous no key.",
+                {
+                    "{{caller}} {{status}}": "sum by (caller, status) "
+                    f'(label_replace(rate(maubinh_http_requests_total{{{CALLER}}}[{RATE}]), "status", "${{1}}xx", '
+                    '"status", "(.).."))'
+                },
+                "reqps",
+            ),
+            panel(
+                "Refusals per caller",
+                "By caller and code: forbidden is a route outside the caller's routes, quota_exceeded its "
+                "rooms_per_minute spent (docs/operations.md, Callers).",
+                {"{{caller}} {{code}}": f"sum by (caller, code) (rate(maubinh_refusals_total{{{CALLER}}}[{RATE}]))"},
+                "short",
+            ),
+        ],
+    ),
+    (
         "Verify",
         [
             panel(
@@ -195,7 +235,7 @@ def dashboard() -> dict[str, Any]:
     return {
         "title": "maubinh",
         "uid": "maubinh",
-        "description": "The maubinh scoring service: requests, latency, refusals, rooms, verify, workers.",
+        "description": "The maubinh scoring service: requests, latency, refusals, rooms, callers, verify, workers.",
         "tags": ["maubinh"],
         "editable": True,
         "schemaVersion": 39,
@@ -214,7 +254,23 @@ def dashboard() -> dict[str, Any]:
                     "hide": 0,
                     "refresh": 1,
                     "options": [],
-                }
+                },
+                {
+                    "type": "query",
+                    "name": "caller",
+                    "label": "Caller",
+                    "datasource": DATASOURCE,
+                    "query": {"query": "label_values(maubinh_http_requests_total, caller)", "refId": "callers"},
+                    "definition": "label_values(maubinh_http_requests_total, caller)",
+                    "includeAll": True,
+                    "multi": True,
+                    "allValue": ".*",
+                    "current": {"text": "All", "value": "$__all"},
+                    "refresh": 2,
+                    "sort": 1,
+                    "hide": 0,
+                    "options": [],
+                },
             ]
         },
         "annotations": {"list": []},

@@ -14,6 +14,8 @@ maubinh arrange cards.json       suggest an arrangement (gợi ý)
 maubinh rulesets [ID]            list the rulesets, or print one whole (ID may be pinned: id@1)
 maubinh rulesets check FILE…|DIR check operators' ruleset files or folder; exit 1 on any fault
 maubinh rulesets lock DIR        write DIR/rulesets.lock: each version's digest
+maubinh keys new CALLER          print a new key once, and the callers file line that holds its SHA-256
+maubinh keys check FILE          check a callers file as the service would; exit 1 on its fault
 maubinh serve                    run the HTTP API under gunicorn
 
 MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.
@@ -22,6 +24,7 @@ MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the servic
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import re
@@ -30,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
-from service import jsonl, spreadsheet
+from service import callers, jsonl, spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
@@ -238,6 +241,56 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
     return 0
 
 
+def _new_key(caller: str, expires: str | None, key_file: str | None, language: Language) -> int:
+    """A new key, shown once, and what the callers file keeps of it: its SHA-256 (service/callers.py)."""
+    if not callers.NAME.fullmatch(caller) or caller in callers.RESERVED:
+        say("keys new", "keys.new_caller_name", language, name=caller[:64])
+        return EXIT_USAGE
+    until = ""
+    if expires is not None:
+        try:
+            moment = datetime.datetime.fromisoformat(expires)
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            say("keys new", "keys.bad_expires", language, raw=expires[:64])
+            return EXIT_USAGE
+        until = f", expires = {moment.isoformat().replace('+00:00', 'Z')}"
+    key = callers.new_key()
+    entry = f'{{ sha256 = "{callers.digest_of(key)}"{until} }}'
+    if key_file is not None:  # for scripts: the key into a file only its owner reads, the entry alone out
+        try:
+            descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as error:
+            say("keys new", "cli.cannot_write", language, file=key_file, error=os_error(error))
+            return EXIT_USAGE
+        with os.fdopen(descriptor, "w") as file:
+            file.write(key + "\n")
+        print(entry)
+        return 0
+    print(f"# {Text('keys.new_key', caller=caller).render(language)}")
+    print(key)
+    print(f"# {Text('keys.new_line', caller=caller).render(language)}")
+    print(f"  {entry},")
+    print(f"# {Text('keys.new_table').render(language)}")
+    print(f"[callers.{caller}]\nkeys = [{entry}]")
+    return 0
+
+
+def _check_callers(path: str, language: Language) -> int:
+    """A callers file read as the service reads it: each caller, its keys, routes and quota, or the fault."""
+    try:
+        found = callers.load(path)
+    except callers.CallersFileError as error:
+        print(f"maubinh keys check: {error.args[0].render(language)}", file=sys.stderr)
+        return EXIT_REJECTED
+    for caller in found.callers.values():
+        keys = sum(1 for key in found.keys.values() if key.caller == caller.name)
+        quota = caller.rooms_per_minute if caller.rooms_per_minute is not None else "-"
+        print(f"{caller.name}: ok keys={keys} routes={','.join(sorted(caller.routes))} rooms_per_minute={quota}")
+    return 0
+
+
 def _check(paths: list[str], language: Language) -> int:
     """For an operator's CI: each file resolved as the service would (``<id>/n.json`` as version n),
     or a whole folder with its lock; each version's id, digest and whether it is locked, or the faults."""
@@ -365,6 +418,17 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     rulesets = commands.add_parser("rulesets", help=helped("cli.help_rulesets"))
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
     _language_option(rulesets, language)
+    keys = commands.add_parser("keys", help=helped("cli.help_keys"))
+    _language_option(keys, language)
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    new = key_commands.add_parser("new", help=helped("cli.help_keys_new"))
+    new.add_argument("caller", help=helped("cli.help_keys_caller"))
+    new.add_argument("--expires", metavar="DATETIME", help=helped("cli.help_keys_expires"))
+    new.add_argument("--key-file", metavar="FILE", help=helped("cli.help_keys_key_file"))
+    _language_option(new, language)
+    check = key_commands.add_parser("check", help=helped("cli.help_keys_check"))
+    check.add_argument("file", help=helped("cli.help_keys_file"))
+    _language_option(check, language)
     serve = commands.add_parser("serve", help=helped("cli.help_serve"))
     serve.add_argument("--host", default=None, help=helped("cli.help_host"))
     serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
@@ -379,6 +443,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from service.serve import serve
 
         return serve(args.host, args.port, args.lang)
+    if args.command == "keys":
+        return (
+            _new_key(args.caller, args.expires, args.key_file, args.lang)
+            if args.keys_command == "new"
+            else _check_callers(args.file, args.lang)
+        )
     try:
         catalogue = _catalogue()
     except OperatorFileError as error:

@@ -13,7 +13,10 @@ import logging
 import os
 import signal
 import sys
+import time
 from typing import Any
+
+import gevent
 
 from service.cores import available_cores
 
@@ -68,12 +71,13 @@ _metrics_store()  # gunicorn reads this file before it preloads the app
 
 
 def _usable_settings() -> None:
-    """A setting that is present but unusable (MAUBINH_API_KEYS that holds no key) stops the start with
-    one line, before the app is preloaded (``maubinh serve`` checks the same before starting gunicorn)."""
-    from service.api.config import SettingError, Settings
+    """A setting that is present but unusable (MAUBINH_API_KEYS that holds no key, a callers file that
+    does not load) stops the start with one line, before the app is preloaded (``maubinh serve`` checks
+    the same before starting gunicorn)."""
+    from service.api.config import SettingError, Settings, callers_of
 
     try:
-        Settings.from_env()
+        callers_of(Settings.from_env())
     except SettingError as error:
         raise SystemExit(f"maubinh: not starting, {error}") from None
 
@@ -136,11 +140,27 @@ def when_ready(server: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """A worker notes its CPU and memory, and says an untaken answer in one line."""
+    """A worker notes its CPU and memory, says an untaken answer in one line, and reads the callers file
+    afresh: the preloaded app read it when the master started, and SIGHUP (gunicorn starts new workers)
+    is how an operator asks for a re-read at once."""
     from service.api import metrics
+    from service.api.wsgi import app
 
     metrics.worker_started()
     worker.log.error_log.addFilter(_untaken_answer)
+    callers = app.extensions["maubinh.callers"]
+    callers.reload_if_changed(force=True)
+    metrics.callers_file_failed(callers.fault is not None)  # each worker's series exists from its start
+    if callers.path:
+        gevent.spawn(_watch_callers, callers)
+
+
+def _watch_callers(callers: Any) -> None:
+    """Each worker looks for a changed callers file every second, whether or not it is asked anything:
+    a rotated key works, a revoked one stops, and the alert's metric follows, within seconds."""
+    while True:
+        gevent.sleep(callers.CHECK_SECONDS)
+        callers.current(time.monotonic())
 
 
 def _untaken_answer(record: logging.LogRecord) -> bool:

@@ -25,6 +25,9 @@ PROBLEM_TYPES: Final = {
     "unauthorized": ProblemType(
         401, "problem.unauthorized", "problem.type_unauthorized_meaning", "problem.type_unauthorized_instead"
     ),
+    "forbidden": ProblemType(
+        403, "problem.forbidden", "problem.type_forbidden_meaning", "problem.type_forbidden_instead"
+    ),
     "not-found": ProblemType(
         404, "problem.not_found", "problem.type_not_found_meaning", "problem.type_not_found_instead"
     ),
@@ -60,6 +63,9 @@ PROBLEM_TYPES: Final = {
         "problem.unavailable",
         "problem.type_service_unavailable_meaning",
         "problem.type_service_unavailable_instead",
+    ),
+    "quota-exceeded": ProblemType(
+        429, "problem.quota_exceeded", "problem.type_quota_exceeded_meaning", "problem.type_quota_exceeded_instead"
     ),
     "busy": ProblemType(503, "problem.busy", "problem.type_busy_meaning", "problem.type_busy_instead"),
     "http-error": ProblemType(

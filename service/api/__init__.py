@@ -7,8 +7,8 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, batch_slots, connection, errors, language, logs, metrics, tracing
-from service.api.config import Settings
+from service.api import auth, batch_slots, connection, errors, language, logs, metrics, quotas, tracing
+from service.api.config import Settings, callers_of
 from service.api.views import api
 from service.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue, catalogue_for
@@ -34,10 +34,18 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.url_map.merge_slashes = False  # /v1//score: a 404 problem, not an HTML redirect to the Host header's site
     tracing.register(app)
-    logs.register(app, settings.log_level, settings.log_requests, lambda: metrics.log_fields() | tracing.log_fields())
+    logs.register(
+        app,
+        settings.log_level,
+        settings.log_requests,
+        lambda: {"caller": auth.caller_name()} | metrics.log_fields() | tracing.log_fields(),
+    )
     metrics.register(app)
-    auth.register(app, settings.api_keys)
+    callers = callers_of(settings)
+    callers.on_fault = metrics.callers_file_failed
+    auth.register(app, callers)
     batch_slots.register(app, settings.batch_slots)
+    quotas.register(app, quotas.QuotaStore(settings.quota_redis_url, metrics.quota_store_failed))
     errors.register(app)
     language.register(app)
     app.register_blueprint(api)

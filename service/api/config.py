@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from service.callers import CallersFileError, CallersSource
 from service.rulesets.catalogue import RULESETS_DIR_ENV
 from service.texts import Text
 
@@ -35,7 +36,11 @@ class Settings:
     batch_slots: int = 4
     """The most batch answers a worker holds at once, from reading the body to the last byte sent."""
     api_keys: tuple[str, ...] = ()
-    """When set, /v1/* needs ``Authorization: Bearer <key>``; health, metrics and the spec stay open."""
+    """When set, /v1/* needs ``Authorization: Bearer <key>``: one caller, ``default``, with every scope."""
+    callers_file: str | None = None
+    """A TOML file of callers, each with its keys (as SHA-256), routes, operator rulesets and quota."""
+    quota_redis_url: str | None = None
+    """Redis, where callers' quotas (rooms_per_minute) are counted across workers and instances."""
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
@@ -54,6 +59,10 @@ class Settings:
                 values[field] = read(PREFIX + name, raw)
         if raw := env.get(RULESETS_DIR_ENV):
             values["rulesets_dir"] = raw
+        if (raw := env.get(PREFIX + "CALLERS_FILE")) is not None:
+            if not raw.strip():
+                raise SettingError(Text("setting.no_callers_file", name=PREFIX + "CALLERS_FILE"))
+            values["callers_file"] = raw
         return cls(**values)
 
     def merged(self, overrides: Mapping[str, Any] | None) -> Settings:
@@ -118,6 +127,12 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
     return keys
 
 
+def _redis_url(name: str, raw: str) -> str:
+    if not raw.startswith(("redis://", "rediss://", "unix://")):
+        raise SettingError(Text("setting.redis_url", name=name))
+    return raw
+
+
 def _level(name: str, raw: str) -> str:
     return raw.upper()
 
@@ -133,6 +148,7 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("BATCH_SLOTS", "batch_slots", _count),
     ("BODY_SECONDS", "body_seconds", _seconds),
     ("API_KEYS", "api_keys", _keys),
+    ("QUOTA_REDIS_URL", "quota_redis_url", _redis_url),
     ("LOG_LEVEL", "log_level", _level),
     ("LOG_REQUESTS", "log_requests", _switch),
 )
@@ -141,6 +157,17 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
 
 def key_requirement(settings: Settings) -> str:
     """The start log's line on keys: whether /v1 needs one."""
+    if settings.callers_file:
+        also = f", and {len(settings.api_keys)} of MAUBINH_API_KEYS (caller default)" if settings.api_keys else ""
+        return f"/v1 routes need a key: the callers of {settings.callers_file} (MAUBINH_CALLERS_FILE){also}"
     if settings.api_keys:
-        return f"/v1 routes need a key: {len(settings.api_keys)} configured (MAUBINH_API_KEYS)"
-    return "/v1 routes are open to anyone: MAUBINH_API_KEYS is not set"
+        return f"/v1 routes need a key: {len(settings.api_keys)} configured (MAUBINH_API_KEYS, caller default)"
+    return "/v1 routes are open to anyone: neither MAUBINH_CALLERS_FILE nor MAUBINH_API_KEYS is set"
+
+
+def callers_of(settings: Settings) -> CallersSource:
+    """The callers the settings give; :class:`SettingError` for a callers file that does not load."""
+    try:
+        return CallersSource(settings.callers_file, settings.api_keys)
+    except CallersFileError as error:
+        raise SettingError(error.args[0]) from None

@@ -23,6 +23,7 @@ PROBLEM = "application/problem+json"
 TITLES = {
     400: Text("problem.bad_json"),
     401: Text("problem.unauthorized"),
+    403: Text("problem.forbidden"),
     404: Text("problem.not_found"),
     405: Text("problem.method_not_allowed"),
     408: Text("problem.timeout"),

@@ -29,12 +29,15 @@ from prometheus_client.registry import Collector
 
 from service import metrics_store, version
 from service.api import logs
+from service.api.auth import caller_name
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
 from service.verify import AMOUNTS_ONLY
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Method labels: any other method a caller invents counts as ``other``."""
-REQUESTS = Counter("maubinh_http_requests_total", "HTTP requests answered", ["route", "method", "status"])
+REQUESTS = Counter(
+    "maubinh_http_requests_total", "HTTP requests answered, by caller", ["route", "method", "status", "caller"]
+)
 LATENCY = Histogram(
     "maubinh_http_request_duration_seconds",
     "Time to answer an HTTP request",
@@ -42,7 +45,7 @@ LATENCY = Histogram(
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
 IN_FLIGHT = Gauge("maubinh_http_requests_in_flight", "HTTP requests being answered", multiprocess_mode="livesum")
-ROOMS = Counter("maubinh_rooms_scored_total", "Rooms scored", ["ruleset", "players"])
+ROOMS = Counter("maubinh_rooms_scored_total", "Rooms scored, by caller", ["ruleset", "players", "caller"])
 FOULS = Counter("maubinh_fouls_total", "Fouled players in scored rooms", ["ruleset"])
 INSTANT_WINS = Counter("maubinh_instant_wins_total", "Instant wins in scored rooms", ["ruleset", "pattern"])
 REJECTED = Counter(
@@ -51,8 +54,17 @@ REJECTED = Counter(
 REFUSALS = Counter(
     "maubinh_refusals_total",
     "Refused requests (4xx) and refused rooms of a batch, by route and code: each distinct fault code of "
-    "a 422 once, else the problem's own (bad_json, too_large, timeout, ...)",
-    ["route", "code"],
+    "a 422 once, else the problem's own (bad_json, too_large, timeout, ...), by caller",
+    ["route", "code", "caller"],
+)
+CALLERS_FAILED = Gauge(
+    "maubinh_callers_file_failed",
+    "1 while the callers file (MAUBINH_CALLERS_FILE) last read did not load: the last good callers stay in force",
+    multiprocess_mode="livemax",
+)
+QUOTA_STORE_ERRORS = Counter(
+    "maubinh_quota_store_errors_total",
+    "Times the quota store (MAUBINH_QUOTA_REDIS_URL) did not answer: the requests then went on without quotas",
 )
 BATCH_ROOMS = Histogram(
     "maubinh_batch_rooms", "Rooms per answered batch", buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -185,21 +197,22 @@ def register(app: Flask) -> None:
         seconds, route = logs.elapsed(), logs.route()
         method = request.method if request.method in METHODS else "other"
         status = str(response.status_code)
-        _series(REQUESTS, route, method, status).inc()
+        caller = caller_name()
+        _series(REQUESTS, route, method, status, caller).inc()
         _series(LATENCY, route, method, status).observe(seconds)
         outcome = g.get("outcome")
         batch = g.get("batch_outcomes")
         if route == "/v1/score" and outcome is not None:
             batch = [outcome_of(outcome)]
-            count_rooms(batch, route)
+            count_rooms(batch, route, caller)
         elif route == "/v1/score/batch" and batch is not None:
-            count_rooms(batch, route)
+            count_rooms(batch, route, caller)
             _series(BATCH_ROOMS).observe(len(batch))
         elif route == "/v1/verify" and outcome is not None:
             batch = [count_verification(outcome)]
         refused = g.get("refusal_codes")
         if refused is not None:
-            count_refusal(refused, route)
+            count_refusal(refused, route, caller)
             if response.status_code == 422:
                 _series(REJECTED, route).inc()
         g.rooms_counted = batch
@@ -273,7 +286,15 @@ def noted(result: dict[str, Any], outcomes: list[RoomOutcome | RoomRefused]) -> 
     return result
 
 
-def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> None:
+def callers_file_failed(failed: bool) -> None:
+    _series(CALLERS_FAILED).set(failed)
+
+
+def quota_store_failed() -> None:
+    _series(QUOTA_STORE_ERRORS).inc()
+
+
+def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str, caller: str) -> None:
     """Rooms scored by ruleset and size, their fouls and instant wins, and the rooms refused by code:
     one increment per label set, however many rooms a batch held."""
     rooms: dict[tuple[str, str], int] = {}
@@ -294,7 +315,7 @@ def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> No
         for pattern in outcome.instant_wins:
             instant_wins[outcome.ruleset, pattern] = instant_wins.get((outcome.ruleset, pattern), 0) + 1
     for labels, count in rooms.items():
-        _series(ROOMS, *labels).inc(count)
+        _series(ROOMS, *labels, caller).inc(count)
     for ruleset, count in fouls.items():
         _series(FOULS, ruleset).inc(count)
     for labels, count in instant_wins.items():
@@ -302,13 +323,13 @@ def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str) -> No
     if refused:
         _series(REJECTED, route).inc(refused)
     for code, count in codes.items():
-        _series(REFUSALS, route, code).inc(count)
+        _series(REFUSALS, route, code, caller).inc(count)
 
 
-def count_refusal(codes: tuple[str, ...], route: str) -> None:
+def count_refusal(codes: tuple[str, ...], route: str, caller: str) -> None:
     """A refused request, once for each of its codes."""
     for code in codes:
-        _series(REFUSALS, route, code).inc()
+        _series(REFUSALS, route, code, caller).inc()
 
 
 def count_verification(answer: dict[str, Any]) -> RoomOutcome:

@@ -24,6 +24,7 @@ from flask import Flask, Response, g, request
 
 from service import stages
 from service.api import logs
+from service.api.auth import caller_name
 from service.texts import Text
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ def register(app: Flask) -> None:
         span = g.get("trace_span")
         if span is not None:
             span.set_attribute("http.response.status_code", response.status_code)
+            span.set_attribute("maubinh.caller", caller_name())
             if response.status_code >= 500:
                 span.set_status(trace.Status(trace.StatusCode.ERROR))
         return response

@@ -25,12 +25,14 @@ from werkzeug.http import parse_accept_header
 
 from service import version
 from service.api import metrics
-from service.api.auth import keyed_caller
+from service.api.auth import caller_catalogue, keyed_caller, private_if_keyed, source, the_caller
 from service.api.batch_slots import take_batch_slot
 from service.api.connection import body_taken
 from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
+from service.api.quotas import take_rooms
 from service.api.rules_page import rules_page
+from service.callers import Caller
 from service.documents import (
     Operation,
     arrange_document,
@@ -130,13 +132,21 @@ def _json_body(values: int | None = None) -> Any:
         return loads(body)
 
 
-def _catalogue() -> Catalogue:
-    found: Catalogue = current_app.config["CATALOGUE"]
-    return found
+def _catalogue(caller: Caller | None) -> Catalogue:
+    """The rulesets this request's caller may use (service/api/auth.py)."""
+    return caller_catalogue(current_app.config["CATALOGUE"], caller)
+
+
+def _count_rooms(rooms: int, caller: Caller | None) -> None:
+    """Count this request's rooms against its caller's quota (service/api/quotas.py): 429 over it."""
+    take_rooms(current_app.extensions["maubinh.quotas"], caller, rooms)
 
 
 def _answer(operation: Operation) -> Response:
-    body = operation(_json_body(), _catalogue(), language())
+    document = _json_body()
+    caller = the_caller()
+    _count_rooms(1, caller)  # a room scored, verified, evaluated or arranged: after the body parses, before the work
+    body = operation(document, _catalogue(caller), language())
     g.outcome = body
     return _ok(body)
 
@@ -166,7 +176,9 @@ def score_batch() -> Response:
     take_batch_slot()
     request.max_content_length = settings.max_batch_bytes
     body = _json_body(values=settings.max_batch_rooms * VALUES_PER_ROOM)
-    results = score_batch_results(body, _catalogue(), settings.max_batch_rooms, language())
+    caller = the_caller()
+    results = score_batch_results(body, _catalogue(caller), settings.max_batch_rooms, language())
+    _count_rooms(len(body["rooms"]), caller)  # the envelope holds: n rooms count n, before any is scored
     outcomes: list[metrics.RoomOutcome | metrics.RoomRefused] = []
     g.batch_outcomes = outcomes
     body = dumps_results((metrics.noted(result, outcomes) for result in _taking_turns(results)), language())
@@ -190,7 +202,9 @@ def arrange() -> Response:
 
 @api.get("/v1/rulesets", provide_automatic_options=False)
 def rulesets() -> Response:
-    return _ok(rulesets_json(_catalogue()))
+    caller = the_caller()
+    _count_rooms(0, caller)
+    return _ok(rulesets_json(_catalogue(caller)))
 
 
 PINNED_CACHE = "public, max-age=31536000, immutable"
@@ -200,10 +214,14 @@ PINNED_CACHE = "public, max-age=31536000, immutable"
 @api.get("/v1/rulesets/<ruleset_id>", provide_automatic_options=False)
 def ruleset(ruleset_id: str) -> Response:
     """One ruleset, whole; its ETag is its digest, and ``If-None-Match`` with it answers 304."""
-    found = _catalogue().get(ruleset_id)
+    caller = the_caller()
+    _count_rooms(0, caller)
+    catalogue = _catalogue(caller)
+    found = catalogue.get(ruleset_id)
     if found is None:
-        raise NotFound(_catalogue().unknown(ruleset_id))  # names the known ids, as a 422 does
-    headers = {"ETag": f'"{found.digest}"', "Cache-Control": PINNED_CACHE if "@" in ruleset_id else "no-cache"}
+        raise NotFound(catalogue.unknown(ruleset_id))  # names the known ids, as a 422 does
+    cache_control = private_if_keyed(PINNED_CACHE if "@" in ruleset_id else "no-cache")
+    headers = {"ETag": f'"{found.digest}"', "Cache-Control": cache_control}
     if request.if_none_match.contains_weak(found.digest):  # RFC 9110 13.1.2: If-None-Match compares weakly
         return Response(status=304, headers=headers)
     response = _ok(ruleset_json(found))
@@ -231,8 +249,12 @@ def readyz() -> Response:
         if keyed_caller():
             raise ServiceUnavailable(Text("problem.rulesets_fault_detail", fault=fault.said()))
         raise ServiceUnavailable(Text("problem.rulesets_failed_detail"))
-    loaded = _catalogue().latest
-    return _ok({"status": "ready", "rulesets": len(loaded), "version": version()})
+    loaded = _catalogue(the_caller()).latest
+    ready: dict[str, Any] = {"status": "ready", "rulesets": len(loaded), "version": version()}
+    callers_fault = source().fault
+    if callers_fault is not None and keyed_caller():  # ready on the last good callers; the fault to a keyed caller
+        ready["callers_fault"] = Text("problem.callers_fault_detail", fault=callers_fault)
+    return _ok(ready)
 
 
 @api.get("/metrics", provide_automatic_options=False)

@@ -262,6 +262,15 @@ class Catalogue:
         found = _patch_path(fault.path, patch)
         return RulesetFault(("patch", *found) if found else (), fault.message, fault.code)
 
+    def limited_to(self, operator_ids: frozenset[str]) -> Catalogue:
+        """This catalogue with the built-ins and only ``operator_ids`` of the operator's rulesets: to a
+        caller limited so, any other is an unknown id (its variants' cache is its own)."""
+        builtin = builtin_catalogue().latest
+        kept = [rid for rid in self._versions if rid in builtin or rid in operator_ids]
+        if len(kept) == len(self._versions):
+            return self  # nothing to hide: the same catalogue, its caches warm
+        return Catalogue([ruleset for rid in kept for ruleset in self.versions(rid)])
+
     def with_rulesets(self, added: list[Ruleset]) -> Catalogue:
         """This catalogue plus ``added`` (an operator's folder: operator_folder.load_folder)."""
         return Catalogue([r for rid in self._versions for r in self.versions(rid)] + added)

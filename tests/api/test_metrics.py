@@ -41,11 +41,11 @@ def test_refusals_are_counted_by_their_fault_codes_each_once(client: FlaskClient
         assert client.get("/v1/nowhere").status_code == 404
 
     moved = delta(client, act)
-    assert moved['maubinh_refusals_total{code="duplicate_card",route="/v1/score"}'] == 1
-    assert moved['maubinh_refusals_total{code="unknown_ruleset",route="/v1/score"}'] == 1
-    assert moved['maubinh_refusals_total{code="bad_json",route="/v1/score"}'] == 1
-    assert moved['maubinh_refusals_total{code="unsupported_media_type",route="/v1/score"}'] == 1
-    assert moved['maubinh_refusals_total{code="not_found",route="unmatched"}'] == 1
+    assert moved['maubinh_refusals_total{caller="anonymous",code="duplicate_card",route="/v1/score"}'] == 1
+    assert moved['maubinh_refusals_total{caller="anonymous",code="unknown_ruleset",route="/v1/score"}'] == 1
+    assert moved['maubinh_refusals_total{caller="anonymous",code="bad_json",route="/v1/score"}'] == 1
+    assert moved['maubinh_refusals_total{caller="anonymous",code="unsupported_media_type",route="/v1/score"}'] == 1
+    assert moved['maubinh_refusals_total{caller="anonymous",code="not_found",route="unmatched"}'] == 1
     assert moved['maubinh_rejected_total{route="/v1/score"}'] == 2  # the 422s, as before
 
 
@@ -62,8 +62,8 @@ def test_a_batch_counts_its_size_and_its_refused_rooms_codes(client: FlaskClient
     assert moved["maubinh_batch_rooms_sum"] == 3
     assert 'maubinh_batch_rooms_bucket{le="2.0"}' not in moved
     assert moved['maubinh_batch_rooms_bucket{le="5.0"}'] == 1
-    assert moved['maubinh_refusals_total{code="duplicate_card",route="/v1/score/batch"}'] == 1
-    assert moved['maubinh_rooms_scored_total{players="2",ruleset="maubinh-2020"}'] == 2
+    assert moved['maubinh_refusals_total{caller="anonymous",code="duplicate_card",route="/v1/score/batch"}'] == 1
+    assert moved['maubinh_rooms_scored_total{caller="anonymous",players="2",ruleset="maubinh-2020"}'] == 2
 
 
 def test_verify_counts_agreement_and_the_steps_that_disagree(client: FlaskClient) -> None:

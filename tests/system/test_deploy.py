@@ -16,6 +16,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from service import callers
 from service.api import metrics
 from service.api.config import Settings
 
@@ -24,6 +25,8 @@ DEPLOY = ROOT / "deploy"
 BASE = DEPLOY / "k8s" / "base"
 PRODUCTION = DEPLOY / "k8s" / "overlays" / "production"
 MONITORING = DEPLOY / "k8s" / "components" / "monitoring"
+CALLERS = DEPLOY / "k8s" / "components" / "callers"
+QUOTAS = DEPLOY / "k8s" / "components" / "quotas"
 TOOLS = ROOT / ".tools"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
@@ -43,13 +46,18 @@ def render(directory: Path) -> list[dict[str, Any]]:
 
 
 def with_monitoring(tmp_path: Path, overlay: Path) -> Path:
-    """The overlay with the optional monitoring component turned on, as an operator turns it on: a copy
-    of deploy/k8s whose kustomization lists the component."""
+    """The overlay with the optional monitoring component turned on, as an operator turns it on."""
+    return with_components(tmp_path, overlay, MONITORING)
+
+
+def with_components(tmp_path: Path, overlay: Path, *components: Path) -> Path:
+    """The overlay with optional components turned on, as an operator turns them on: a copy of
+    deploy/k8s whose kustomization lists them."""
     copy = tmp_path / "k8s"
     shutil.copytree(DEPLOY / "k8s", copy)
     copied = copy / overlay.relative_to(DEPLOY / "k8s")
     kustomization = load(copied / "kustomization.yaml")
-    kustomization["components"] = [os.path.relpath(copy / MONITORING.relative_to(DEPLOY / "k8s"), copied)]
+    kustomization["components"] = [os.path.relpath(copy / c.relative_to(DEPLOY / "k8s"), copied) for c in components]
     (copied / "kustomization.yaml").write_text(yaml.safe_dump(kustomization))
     return copied
 
@@ -78,11 +86,11 @@ def test_dockerfile_shape() -> None:
     )
 
 
-def test_the_wheel_carries_the_package_data(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(ROOT)], check=True
-    )
-    (wheel,) = tmp_path.glob("maubinh-*.whl")
+def test_the_wheel_carries_the_package_data() -> None:
+    """The wheel `make wheels` builds for the images and the installs (rebuilt if a source changed)."""
+    built = subprocess.run(["make", "-C", str(ROOT), "wheels"], capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (ROOT / "build" / "wheelhouse").glob("maubinh-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for expected in (
         "service/openapi.yaml",
@@ -244,6 +252,34 @@ def test_production_takes_its_api_keys_from_a_secret_and_refuses_the_placeholder
     assert started.returncode == 2 and "placeholder" in started.stderr  # as shipped, the pods say what to replace
 
 
+def test_the_callers_and_quotas_components_validate_and_wire_the_pods(tmp_path: Path) -> None:
+    """Callers from a Secret mounted as a folder (its updates reach the pods as file changes: no
+    subPath, no hash suffix), and Redis for quotas at the URL the pods are given; the shipped callers
+    file holds no caller, so no key works until the operator adds one."""
+    objects = render(with_components(tmp_path, PRODUCTION, CALLERS, QUOTAS))
+    version = kubernetes_validate.latest_version()
+    for obj in objects:
+        kubernetes_validate.validate(obj, version, strict=True)
+    pods = _deployment(objects)["spec"]["template"]["spec"]
+    container = pods["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "callers")
+    assert "subPath" not in mount and env["MAUBINH_CALLERS_FILE"] == mount["mountPath"] + "/callers.toml"
+    secret = next(o for o in objects if o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-callers")
+    assert next(v for v in pods["volumes"] if v["name"] == "callers")["secret"]["secretName"] == "maubinh-callers"
+    shipped = tmp_path / "callers.toml"
+    shipped.write_bytes(base64.b64decode(secret["data"]["callers.toml"]))
+    assert callers.load(str(shipped)).callers == {}
+    redis = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-redis")
+    assert (
+        env["MAUBINH_QUOTA_REDIS_URL"] == f"redis://{redis['metadata']['name']}:{redis['spec']['ports'][0]['port']}/0"
+    )
+    assert Settings.from_env({k: v for k, v in env.items() if v is not None}).quota_redis_url is not None
+    assert {o["kind"] for o in render(PRODUCTION)} >= {"Deployment"} and not any(
+        o["metadata"]["name"].startswith(("maubinh-redis", "maubinh-callers")) for o in render(PRODUCTION)
+    )  # the overlay works without them
+
+
 def test_production_mounts_the_operator_s_rulesets_and_they_check(tmp_path: Path) -> None:
     """The overlay's ConfigMap holds the example's folder of versions and its lock, mounted where
     MAUBINH_RULESETS_DIR points; the folder passes `maubinh rulesets check`, every version locked."""
@@ -359,15 +395,20 @@ def test_promtool_checks_the_rules_and_their_tests_pass() -> None:
 
 
 def test_the_dashboard_is_its_script_s_output_and_imports_as_it_stands() -> None:
-    """One datasource variable, no datasource uid written in, every panel on the grid with a query."""
+    """A datasource variable and a caller one, no datasource uid written in, every panel on the grid with a
+    query, and the usage panel a bar a day per caller (billing)."""
     sys.path.insert(0, str(ROOT / "scripts"))
     from grafana_dashboard import text
 
     path = DEPLOY / "grafana" / "maubinh.json"
     assert path.read_text("utf-8") == text(), "run scripts/grafana_dashboard.py"
     board = json.loads(path.read_text("utf-8"))
-    [variable] = board["templating"]["list"]
-    assert variable["type"] == "datasource" and variable["query"] == "prometheus"
+    datasource, caller = board["templating"]["list"]
+    assert datasource["type"] == "datasource" and datasource["query"] == "prometheus"
+    assert caller["name"] == "caller" and caller["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+    usage = next(p for p in board["panels"] if p["title"] == "Rooms scored per caller per day")
+    assert usage["interval"] == "1d" and "[1d]" in usage["targets"][0]["expr"]
+    assert usage["targets"][0]["expr"].startswith("sum by (caller) (increase(maubinh_rooms_scored_total")
     assert len({p["id"] for p in board["panels"]}) == len(board["panels"])
     for each in (p for p in board["panels"] if p["type"] != "row"):
         assert each["datasource"] == {"type": "prometheus", "uid": "${datasource}"}

@@ -128,7 +128,7 @@ def test_a_directory_unusable_at_start_is_dropped_in_one_line_and_each_worker_co
         assert varied_requests(base) == EXPECTED
         assert degraded(base) == 1
         assert (
-            'maubinh_http_requests_total{method="POST",route="/v1/score",status="200"}'
+            'maubinh_http_requests_total{caller="anonymous",method="POST",route="/v1/score",status="200"}'
             in call(base, "/metrics")[1].decode()
         )
         said = stop(process)

@@ -103,9 +103,10 @@ def test_the_auditors_quick_start_runs_as_written(tmp_path: Path) -> None:
 
 def curl_blocks() -> list[tuple[str, str]]:
     """(page, command) for every `curl` block of the README and docs/: the indented lines from `curl`
-    to the block's end, a JSON body spanning them inside its quotes."""
+    to the block's end, a JSON body spanning them inside its quotes (docs/callers.md's need callers,
+    and run in its own test)."""
     found = []
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for page in [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "callers.md")]:
         block: list[str] = []
         for raw in [*page.read_text("utf-8").splitlines(), ""]:
             if raw.startswith("    curl "):
@@ -130,3 +131,53 @@ def test_every_curl_of_the_readme_and_docs_is_answered(served: str, tmp_path: Pa
         answer = json.loads((work / "answer.json").read_text())
         expected = "422" if "bad-room" in command else "200"
         assert done.stdout == expected, f"{page}: {command}\n{answer}"
+
+
+def test_the_operators_callers_quick_start_runs_as_written(tmp_path: Path) -> None:
+    """docs/callers.md: two callers made, one refused a route, a key rotated with no restart, usage per
+    caller read; each line as written, against a server started on the callers file it writes (empty
+    at first: no caller, no key works)."""
+    work = workspace(tmp_path)
+    page = (ROOT / "docs" / "callers.md").read_text("utf-8")
+    lines = shell_lines(page.split("## Operator quick start\n", 1)[1])
+    assert len(lines) == 10
+    make, check, score_alpha, score_beta, new_key, add, remove, usage = (
+        lines[:3], lines[3], lines[4], lines[5], lines[6], lines[7], lines[8], lines[9],
+    )  # fmt: skip
+    (work / "callers.toml").write_text("")
+    base, process = start({"MAUBINH_CALLERS_FILE": str(work / "callers.toml")})
+    settle = "sleep 2.5"  # each worker looks at the file every second
+
+    def status(key: str) -> str:
+        return (
+            f"curl -s -o /dev/null -w '%{{http_code}} ' {SERVICE}/v1/score -H \"Authorization: Bearer $(cat {key})\" "
+            "-H 'Content-Type: application/json' -d @examples/quickstart/room.json"
+        )
+
+    script = [
+        *make, f"{check} > check.txt", settle,
+        f"{score_alpha} > alpha.json", f"{score_beta} > beta.json",
+        new_key, add, settle, f"{status('alpha.key')} > both.txt", f"{status('alpha-2.key')} >> both.txt",
+        remove, settle, f"{status('alpha.key')} > after.txt", f"{status('alpha-2.key')} >> after.txt",
+        f"{usage} > usage.txt",
+    ]  # fmt: skip
+    try:
+        done = run("set -e; " + " && ".join(script), work, base, dict(os.environ))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=15)
+    assert done.returncode == 0, done.stderr
+    assert (work / "check.txt").read_text().splitlines() == [
+        "club-alpha: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rooms_per_minute=-",
+        "club-beta: ok keys=1 routes=verify rooms_per_minute=600",
+    ]
+    assert json.loads((work / "alpha.json").read_text())["players"][0]["amount"] == 30
+    refused = json.loads((work / "beta.json").read_text())
+    assert refused["type"] == "/problems/forbidden" and "club-beta" in refused["detail"]
+    assert (work / "both.txt").read_text().split() == ["200", "200"]  # while club-alpha switches
+    assert (work / "after.txt").read_text().split() == ["401", "200"]  # the old key stopped, no restart
+    assert (
+        'maubinh_rooms_scored_total{caller="club-alpha",players="4",ruleset="maubinh-chi-at"} 4.0'
+        in (work / "usage.txt").read_text()
+    )
+    assert 'caller="club-beta"' not in (work / "usage.txt").read_text()

@@ -96,13 +96,14 @@ def served(receiver: Receiver) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         process.kill()
 
 
-def post(base: str, path: str, body: Any, traceparent: str) -> tuple[int, bytes]:
+def post(base: str, path: str, body: Any, traceparent: str, key: str | None = None) -> tuple[int, bytes]:
     import urllib.request
 
     request = urllib.request.Request(
         base + path,
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "traceparent": traceparent},
+        headers={"Content-Type": "application/json", "traceparent": traceparent}
+        | ({"Authorization": f"Bearer {key}"} if key else {}),
     )
     with urllib.request.urlopen(request, timeout=10) as response:
         return response.status, response.read()
@@ -111,6 +112,18 @@ def post(base: str, path: str, body: Any, traceparent: str) -> tuple[int, bytes]
 def ids(k: int) -> tuple[str, str]:
     """A made-up caller's trace id and span id."""
     return f"{k:032x}".replace("0", "a", 4), f"{k:016x}".replace("0", "b", 2)
+
+
+def test_the_server_span_names_the_caller(receiver: Receiver) -> None:
+    base, process = start(traced(receiver.endpoint, MAUBINH_API_KEYS="trace-key"))  # one caller, default
+    try:
+        trace_id, parent = ids(7)
+        assert post(base, "/v1/score", E1, f"00-{trace_id}-{parent}-01", key="trace-key")[0] == 200
+        server = next(s for s in receiver.trace(trace_id, 5) if s["name"] == "POST /v1/score")
+        assert server["attributes"]["maubinh.caller"].string_value == "default"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
 
 
 def test_a_callers_trace_continues_with_a_span_per_stage(
@@ -126,6 +139,7 @@ def test_a_callers_trace_continues_with_a_span_per_stage(
     assert server["parent"] == parent
     assert server["attributes"]["http.route"].string_value == "/v1/score"
     assert server["attributes"]["http.response.status_code"].int_value == 200
+    assert server["attributes"]["maubinh.caller"].string_value == "anonymous"  # no callers: no key
     assert all(by_name[n]["parent"] == server["span_id"] for n in ("parse", "validate", "settle", "serialize"))
 
 

@@ -35,7 +35,8 @@ ALLOWED = {
     "extra", "audit", "spark", "otel", "checkout", "secret", "kubernetes", "docs", "deployment", "timeout",
     "as_arranged", "automatic", "surrogate", "html", "readyz", "healthz", "metrics", "true", "false",
     "null", "merge", "rfc", "unlocked", "locked", "version", "digest", "sha256", "hex", "token", "key", "keys",
-    "detail", "title", "nan", "header", "allow", "byte", "bytes",
+    "detail", "title", "nan", "header", "allow", "byte", "bytes", "callers", "routes", "ratelimit", "policy",
+    "new", "unknown", "anonymous", "sha", "expires",
 }  # fmt: skip
 """Words an English reader would take for English, but that are names in a Vietnamese sentence."""
 
@@ -96,6 +97,14 @@ def _cli_paths(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield "rulesets check: a bad folder", ["rulesets", "check", str(tmp_path / "rules")]
     yield "rulesets lock: not a folder", ["rulesets", "lock", str(tmp_path / "a-file")]
     yield "rulesets lock: a bad folder", ["rulesets", "lock", str(tmp_path / "rules")]
+    (tmp_path / "taken.key").write_text("x")
+    (tmp_path / "callers.toml").write_text("[callers.a]\nkeys = []")
+    yield "keys: no subcommand", ["keys"]
+    yield "keys new: a bad name", ["keys", "new", "Club A"]
+    yield "keys new: a bad expiry", ["keys", "new", "club-a", "--expires", "2027-06-01"]
+    yield "keys new: a key file that exists", ["keys", "new", "club-a", "--key-file", str(tmp_path / "taken.key")]
+    yield "keys check: a missing file", ["keys", "check", str(tmp_path / "nope.toml")]
+    yield "keys check: a bad file", ["keys", "check", str(tmp_path / "callers.toml")]
     yield "no command", []
 
 

@@ -1,0 +1,182 @@
+"""Quotas: a caller's ``rooms_per_minute``, across every worker and every instance.
+
+The counts live in Redis (``MAUBINH_QUOTA_REDIS_URL``), in ``limits``' Redis storage: a counter a
+caller a clock minute (UTC), which a request moves by its rooms in one script, one round trip, and
+which tells what is left. A request refused for its quota gives its rooms back (a second round trip,
+on that path only). A batch of n rooms counts n; a score, a verify, an evaluate or an arrange one; the
+rulesets none, and only read where the caller stands. Over quota is 429 ``/problems/quota-exceeded``
+with ``Retry-After``. A caller's answers carry ``RateLimit-Policy`` and ``RateLimit`` as
+draft-ietf-httpapi-ratelimit-headers-10 has them, the partition key its name.
+
+Windows are clock minutes, so a caller may use its quota at the end of one and again at the start
+of the next; in any one minute of the clock it gets at most its quota. The instances' clocks pick the
+window (NTP keeps them within milliseconds).
+
+Callers without a quota never touch Redis. When Redis does not answer (``TIMEOUT_SECONDS``), scoring
+goes on without quotas: the fault is logged once, counted, and Redis is left alone for a while
+(``BACKOFF_SECONDS``, doubling up to ``MOST_BACKOFF_SECONDS``) so that no request waits on it.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from flask import Flask, Response, g
+from limits import RateLimitItemPerMinute
+from limits.errors import StorageError
+from limits.storage import RedisStorage
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from werkzeug.exceptions import TooManyRequests
+
+from service.callers import Caller
+from service.texts import Text
+
+POLICY: Final = "rooms"
+"""The policy's name in RateLimit-Policy and RateLimit; its quota unit (``qu``) is rooms too."""
+WINDOW_SECONDS: Final = 60
+TIMEOUT_SECONDS: Final = 0.25
+"""How long a request waits on Redis before it is scored without a quota."""
+BACKOFF_SECONDS: Final = 1.0
+MOST_BACKOFF_SECONDS: Final = 30.0
+KEY_PREFIX: Final = "maubinh-quota"
+
+log = logging.getLogger("maubinh.quotas")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where a caller stands after a request: admitted or not, what is left, and when more frees."""
+
+    admitted: bool
+    quota: int
+    remaining: int
+    reset_seconds: int
+
+
+class QuotaExceeded(TooManyRequests):
+    """A caller over its ``rooms_per_minute`` (429, ``Retry-After``)."""
+
+    title = Text("problem.quota_exceeded")
+
+    def __init__(self, caller: str, rooms: int, window: Window) -> None:
+        super().__init__(
+            Text(
+                "problem.quota_exceeded_detail",
+                caller=caller,
+                rooms=rooms,
+                quota=window.quota,
+                remaining=window.remaining,
+                seconds=window.reset_seconds,
+            )
+        )
+        self.retry_after = max(1, window.reset_seconds)
+
+
+class QuotaStore:
+    """The Redis-backed counters, or none (no URL: quotas are not kept, whatever the callers file says)."""
+
+    def __init__(self, url: str | None, on_error: Callable[[], None] = lambda: None) -> None:
+        self.url = url
+        self._on_error = on_error
+        self._store: RedisStorage | None = None
+        if url:
+            self._store = RedisStorage(
+                url,
+                key_prefix=KEY_PREFIX,
+                wrap_exceptions=True,
+                socket_timeout=TIMEOUT_SECONDS,
+                socket_connect_timeout=TIMEOUT_SECONDS,
+                # redis-py retries 3 times with backoff by default: seconds a request, with Redis down
+                retry=Retry(NoBackoff(), 0),  # type: ignore[arg-type]
+            )
+        self._resting_until = 0.0
+        self._backoff = BACKOFF_SECONDS
+        self.failing = False
+
+    def take(self, caller: Caller, rooms: int) -> Window | None:
+        """Count ``rooms`` against the caller's quota; None when it has none or the store is not answering."""
+        if caller.rooms_per_minute is None or self._store is None:
+            return None
+        now = time.monotonic()
+        if now < self._resting_until:
+            return None
+        quota = caller.rooms_per_minute
+        clock = time.time()
+        minute = int(clock // WINDOW_SECONDS)
+        key = RateLimitItemPerMinute(quota).key_for(caller.name, str(minute))
+        try:
+            if rooms == 0:
+                used = self._store.get(key)
+            else:
+                used = self._store.incr(key, WINDOW_SECONDS * 2, amount=rooms)
+                if used > quota:
+                    self._store.incr(key, WINDOW_SECONDS * 2, amount=-rooms)  # refused: its rooms back
+        except StorageError as error:
+            self._failed(now, error.storage_error)
+            return None
+        if self.failing:
+            log.warning("quota store answers again: quotas are kept (%s)", _safe(self.url))
+            self.failing, self._backoff = False, BACKOFF_SECONDS
+        admitted = rooms == 0 or used <= quota
+        left = quota - used if used <= quota else quota - (used - rooms)
+        reset = max(1, math.ceil((minute + 1) * WINDOW_SECONDS - clock))
+        return Window(admitted, quota, max(0, left), reset)
+
+    def _failed(self, now: float, error: Exception) -> None:
+        self._on_error()
+        if not self.failing:
+            log.error("quota store does not answer, scoring goes on without quotas: %s (%s)", error, _safe(self.url))
+        self.failing = True
+        self._resting_until = now + self._backoff
+        self._backoff = min(self._backoff * 2, MOST_BACKOFF_SECONDS)
+
+
+def _safe(url: str | None) -> str:
+    """The URL without its password, for the log."""
+    if not url or "@" not in url:
+        return url or ""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
+
+
+def partition_key(caller: Caller) -> str:
+    """The caller's partition key, a Structured Field Byte Sequence of its name."""
+    return ":" + base64.b64encode(caller.name.encode()).decode() + ":"
+
+
+def rate_limit_fields(caller: Caller, window: Window) -> dict[str, str]:
+    """RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-10)."""
+    key = partition_key(caller)
+    return {
+        "RateLimit-Policy": f'"{POLICY}";q={window.quota};w={WINDOW_SECONDS};qu="{POLICY}";pk={key}',
+        "RateLimit": f'"{POLICY}";r={window.remaining};t={window.reset_seconds};pk={key}',
+    }
+
+
+def take_rooms(store: QuotaStore, caller: Caller | None, rooms: int) -> None:
+    """Count a request's rooms against its caller's quota: 429 over it; the answer carries the fields."""
+    if caller is None:
+        return
+    window = store.take(caller, rooms)
+    if window is None:
+        return
+    g.rate_limit_fields = rate_limit_fields(caller, window)
+    if not window.admitted:
+        raise QuotaExceeded(caller.name, rooms, window)
+
+
+def register(app: Flask, store: QuotaStore) -> None:
+    app.extensions["maubinh.quotas"] = store
+
+    @app.after_request
+    def add_fields(response: Response) -> Response:
+        for name, value in (g.get("rate_limit_fields") or {}).items():
+            response.headers[name] = value
+        return response
