@@ -28,7 +28,7 @@ import tomllib
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from service.texts import Text, os_error
 
@@ -52,17 +52,18 @@ RESERVED: Final = frozenset({UNKNOWN, ANONYMOUS})
 log = logging.getLogger("maubinh.callers")
 
 
-@dataclass(frozen=True)
-class Caller:
+class Caller(NamedTuple):
+    """Tuples of strings, not sets: a worker's garbage collector lets such tuples be, however many
+    callers the file holds (10,000 frozen dataclasses cost each full collection a walk)."""
+
     name: str
-    routes: frozenset[str]
-    rulesets: frozenset[str] | None
-    """The operator rulesets it may use besides the built-ins; None: every one (the default caller)."""
+    routes: tuple[str, ...]
+    rulesets: tuple[str, ...] | None
+    """The operator rulesets it may use besides the built-ins, sorted; None: every one (the default caller)."""
     rooms_per_minute: int | None
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     caller: str
     digest: bytes
     expires: datetime.datetime | None
@@ -104,7 +105,7 @@ def from_keys(keys: Iterable[str]) -> Callers:
     hashed = {hashlib.sha256(key.encode()).digest() for key in keys}
     if not hashed:
         return NONE
-    caller = Caller(DEFAULT, frozenset(ROUTES), None, None)
+    caller = Caller(DEFAULT, ROUTES, None, None)
     return Callers({DEFAULT: caller}, {digest: Key(DEFAULT, digest, None) for digest in hashed})
 
 
@@ -161,7 +162,7 @@ def _caller(name: str, table: Any, where: str, keys: dict[bytes, Key]) -> Caller
     quota = table.get("rooms_per_minute")
     if quota is not None and (type(quota) is not int or not 1 <= quota <= 10_000_000):
         raise _fault("callers.quota", at=at)
-    return Caller(name, frozenset(routes), frozenset(rulesets), quota)
+    return Caller(name, tuple(sorted(set(routes))), tuple(sorted(set(rulesets))), quota)
 
 
 def _key(name: str, entry: Any, at: str) -> Key:

@@ -132,10 +132,10 @@ def caller_catalogue(catalogue: Catalogue, caller: Caller | None) -> Catalogue:
     is answered as an unknown id, so that its existence does not leak."""
     if caller is None or caller.rulesets is None:
         return catalogue
-    views: dict[frozenset[str], Catalogue] = current_app.extensions["maubinh.catalogue_views"]
+    views: dict[tuple[str, ...], Catalogue] = current_app.extensions["maubinh.catalogue_views"]
     view = views.get(caller.rulesets)
     if view is None:
-        view = views[caller.rulesets] = catalogue.limited_to(caller.rulesets)
+        view = views[caller.rulesets] = catalogue.limited_to(frozenset(caller.rulesets))
     return view
 
 

@@ -327,3 +327,14 @@ def test_keys_check_reads_a_file_as_the_service_does(capsys: pytest.CaptureFixtu
     (tmp_path / "bad.toml").write_text("[callers.a]\nkeys = []")
     assert main(["keys", "check", str(tmp_path / "bad.toml"), "--lang", "vi"]) == 1
     assert "keys phải liệt kê" in capsys.readouterr().err
+
+
+def test_serve_refuses_to_start_on_a_callers_file_that_does_not_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "c.toml").write_text(f'[callers.a]\nkeys = [{{ sha256 = "{sha("k")}" }}]\nroutes = ["admin"]')
+    monkeypatch.setenv("MAUBINH_CALLERS_FILE", str(tmp_path / "c.toml"))
+    assert main(["serve"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("maubinh serve: not starting, ")
+    assert "c.toml: callers.a: routes lists some of score, batch, verify, evaluate, arrange, rulesets" in said[0]

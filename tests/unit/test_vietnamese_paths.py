@@ -36,7 +36,7 @@ ALLOWED = {
     "as_arranged", "automatic", "surrogate", "html", "readyz", "healthz", "metrics", "true", "false",
     "null", "merge", "rfc", "unlocked", "locked", "version", "digest", "sha256", "hex", "token", "key", "keys",
     "detail", "title", "nan", "header", "allow", "byte", "bytes", "callers", "routes", "ratelimit", "policy",
-    "new", "unknown", "anonymous", "sha", "expires",
+    "new", "unknown", "anonymous", "sha", "expires", "redis", "rediss", "unix",
 }  # fmt: skip
 """Words an English reader would take for English, but that are names in a Vietnamese sentence."""
 
@@ -126,7 +126,8 @@ def test_every_cli_error_path_speaks_vietnamese(
 
 def test_serve_refusals_speak_vietnamese(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in (("MAUBINH_API_KEYS", ","), ("MAUBINH_API_KEYS", "REPLACE-ME"), ("MAUBINH_BATCH_SLOTS", "0"),
-                        ("OTEL_TRACES_EXPORTER", "zipkin")):  # fmt: skip
+                        ("OTEL_TRACES_EXPORTER", "zipkin"), ("MAUBINH_CALLERS_FILE", "/nowhere/callers.toml"),
+                        ("MAUBINH_QUOTA_REDIS_URL", "http://redis")):  # fmt: skip
         with monkeypatch.context() as env:
             env.setenv(name, value)
             said = _cli(capsys, "serve", "--lang", "vi")

@@ -1,0 +1,89 @@
+"""A key rotated under load, against a real `maubinh serve` (two workers): the callers file swapped as a
+Kubernetes Secret swaps it, then SIGHUP; no request fails, and each worker takes the new file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from helpers import golden_cases
+from server import start
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+OLD, NEW = "mbk_old-key", "mbk_new-key"
+
+
+def table(*keys: str) -> str:
+    entries = ", ".join(f'{{ sha256 = "{hashlib.sha256(k.encode()).hexdigest()}" }}' for k in keys)
+    return f"[callers.club-alpha]\nkeys = [{entries}]\n"
+
+
+def swap(folder: Path, text: str) -> None:
+    """What the kubelet does: a new folder of files, then the `..data` symlink switched in one rename."""
+    fresh = folder / f"..{time.monotonic_ns()}"
+    fresh.mkdir()
+    (fresh / "callers.toml").write_text(text)
+    link = folder / "..data_tmp"
+    link.symlink_to(fresh.name)
+    os.replace(link, folder / "..data")
+
+
+def status(base: str, key: str) -> int:
+    request = urllib.request.Request(
+        base + "/v1/score",
+        data=json.dumps(E1).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def test_a_key_rotated_under_load_fails_no_request(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    swap(secret, table(OLD))
+    (secret / "callers.toml").symlink_to("..data/callers.toml")
+    base, process = start({"MAUBINH_CALLERS_FILE": str(secret / "callers.toml")})
+    answered: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def keep_scoring() -> None:
+        while not stop.is_set():
+            began = time.monotonic()
+            answered.append((began, status(base, OLD)))
+
+    threads = [threading.Thread(target=keep_scoring) for _ in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        assert status(base, NEW) == 401
+        swap(secret, table(OLD, NEW))  # the new key added beside the old one
+        time.sleep(2.5)  # each worker looks every second
+        assert {status(base, NEW) for _ in range(20)} == {200}  # in both workers
+        process.send_signal(signal.SIGHUP)  # new workers, which read the file as they start
+        time.sleep(3)
+        assert {status(base, NEW) for _ in range(20)} == {200}
+        revoked = time.monotonic()
+        swap(secret, table(NEW))  # the old key revoked
+        time.sleep(2.5)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=15)
+        assert {status(base, OLD) for _ in range(20)} == {401}
+    finally:
+        stop.set()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+    before = [code for began, code in answered if began < revoked - 0.2]  # identified before the swap
+    assert len(before) > 50 and set(before) == {200}  # through a swap and a SIGHUP: none failed
+    assert {code for began, code in answered if began > revoked + 2} <= {401}
