@@ -37,10 +37,12 @@ run: $(SERVE_STAMP)
 
 # The wheel and every wheel it and its extras need, for the images and the install tests: pip inside a
 # container build cannot reach PyPI here, so the images install from this folder with --no-index.
+# async-timeout: redis needs it on Python < 3.11.3, the images' Debian Python (3.11.2), and pip on a
+# newer host would not fetch it.
 WHEELHOUSE := build/wheelhouse
 $(WHEELHOUSE)/.stamp: pyproject.toml setup.py $(shell find service -type f -not -name '*.so' -not -path '*/__pycache__/*')
 	rm -rf $(WHEELHOUSE)
-	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) '.[spark,otel]'
+	$(PYTHON) -m pip wheel --quiet --wheel-dir $(WHEELHOUSE) '.[spark,otel]' 'async-timeout>=4.0.3'
 	touch $@
 
 wheels: $(WHEELHOUSE)/.stamp
