@@ -25,18 +25,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 from flask import Flask, Response, g
-from limits import RateLimitItemPerMinute
-from limits.errors import StorageError
-from limits.storage import RedisStorage
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from werkzeug.exceptions import TooManyRequests
 
 from service.callers import Caller
 from service.texts import Text
+
+if TYPE_CHECKING:
+    from limits.storage import RedisStorage
 
 POLICY: Final = "rooms"
 """The policy's name in RateLimit-Policy and RateLimit; its quota unit (``qu``) is rooms too."""
@@ -86,7 +84,14 @@ class QuotaStore:
         self.url = url
         self._on_error = on_error
         self._store: RedisStorage | None = None
-        if url:
+        self._failure: type[Exception] = Exception
+        if url:  # imported only here: redis imports OpenTelemetry, which a service without quotas never loads
+            from limits.errors import StorageError
+            from limits.storage import RedisStorage
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+
+            self._failure = StorageError
             self._store = RedisStorage(
                 url,
                 key_prefix=KEY_PREFIX,
@@ -110,7 +115,7 @@ class QuotaStore:
         quota = caller.rooms_per_minute
         clock = time.time()
         minute = int(clock // WINDOW_SECONDS)
-        key = RateLimitItemPerMinute(quota).key_for(caller.name, str(minute))
+        key = f"{quota}/minute/{caller.name}/{minute}"  # limits' keys: rate, caller, clock minute
         try:
             if rooms == 0:
                 used = self._store.get(key)
@@ -118,8 +123,8 @@ class QuotaStore:
                 used = self._store.incr(key, WINDOW_SECONDS * 2, amount=rooms)
                 if used > quota:
                     self._store.incr(key, WINDOW_SECONDS * 2, amount=-rooms)  # refused: its rooms back
-        except StorageError as error:
-            self._failed(now, error.storage_error)
+        except self._failure as error:  # limits' StorageError, wrapping the client's own
+            self._failed(now, _cause(error))
             return None
         if self.failing:
             log.warning("quota store answers again: quotas are kept (%s)", _safe(self.url))
@@ -136,6 +141,11 @@ class QuotaStore:
         self.failing = True
         self._resting_until = now + self._backoff
         self._backoff = min(self._backoff * 2, MOST_BACKOFF_SECONDS)
+
+
+def _cause(error: Any) -> Exception:
+    cause: Exception = getattr(error, "storage_error", error)
+    return cause
 
 
 def _safe(url: str | None) -> str:

@@ -209,10 +209,14 @@ JAVA = shutil.which("java")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(JAVA is None and not os.environ.get("CI"), reason="Spark needs Java (CI installs it)")
 def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     """local[2] over a few thousand golden rooms, refused ones included, verified with their claims:
-    every table equals the command line's, row for row."""
+    every table equals the command line's, row for row. Without Java it skips, unless
+    MAUBINH_REQUIRE_JAVA=1 (CI, which installs it) makes that a failure."""
+    if JAVA is None:
+        if os.environ.get("MAUBINH_REQUIRE_JAVA") == "1":
+            pytest.fail("MAUBINH_REQUIRE_JAVA=1 but there is no java: apt-get install openjdk-17-jre-headless")
+        pytest.skip("Spark needs Java (CI installs it; MAUBINH_REQUIRE_JAVA=1 makes this a failure)")
     from pyspark.sql import SparkSession
 
     from service.spark import audit

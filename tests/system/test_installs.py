@@ -1,6 +1,7 @@
-"""The wheel as users install it: into a fresh venv, with no extra, with ``[audit]`` and with ``[spark]``,
-each used the way its README section says; and the audit job on a standalone Spark cluster, a master
-and a worker started by PySpark's own launch script, whose executors import maubinh only from the
+"""The wheel as users install it: into a fresh venv, with no extra and with ``[audit]``, each used the
+way its README section says (``[spark]`` is installed the same way into the Spark image, whose job
+tests/system/test_image.py runs); and the audit job on a standalone Spark cluster, a master and a
+worker started by PySpark's own launch script, whose executors import maubinh only from the
 ``--py-files`` wheel.
 
 The wheels come from ``make wheels`` (build/wheelhouse): the package's and every dependency's, so
@@ -17,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,10 +175,12 @@ def _claims(count: int) -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def spark_venv(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def spark_venv() -> Path:
+    """The checkout's venv, which has the spark extra (the spark image installs the extra from the
+    wheelhouse, and tests/system/test_image.py runs a job in it)."""
     if JAVA is None:
         pytest.fail("Spark needs Java 17 (.ci/run installs Debian's openjdk-17-jre-headless)")
-    return fresh_venv(tmp_path_factory.mktemp("spark") / "venv", "maubinh[spark]")
+    return Path(sys.executable).parent
 
 
 def _listening(port: int) -> bool:
@@ -219,10 +223,12 @@ def test_standalone_cluster_runs_the_audit_from_the_py_files_wheel(
 ) -> None:
     """The README's cluster line: the executors' Python has the dependencies but not maubinh, so the
     pure wheel given to --py-files is what they import."""
-    executors = tmp_path / "executors"  # the spark venv, copied, without maubinh: quicker than a new one
-    shutil.copytree(spark_venv.parent, executors, symlinks=True)
-    executors = executors / "bin"
-    subprocess.run([str(executors / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "maubinh"], check=True)
+    # The executors' venv sees the checkout venv's packages through a .pth line, and not maubinh: its
+    # editable install is a .pth of that folder, which Python reads only in a site folder of its own.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "executors")], check=True)
+    executors = tmp_path / "executors" / "bin"
+    (site_packages,) = (tmp_path / "executors" / "lib").glob("python3*/site-packages")
+    (site_packages / "checkout.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     lacking = subprocess.run(
         [str(executors / "python"), "-c", "import service"], capture_output=True, check=False, cwd=tmp_path
     )

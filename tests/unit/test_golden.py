@@ -93,3 +93,16 @@ def test_house_golden_case(case: dict[str, Any]) -> None:
 def test_house2_golden_case(case: dict[str, Any]) -> None:
     """The second family of house rules (docs/rules.md §12), scored and refused."""
     check(case, case["request"])
+
+
+@pytest.mark.parametrize("name", ["public.jsonl", "house-public.jsonl", "house2-public.jsonl"])
+def test_the_independent_expectations_are_zero_sum_and_each_player_s_units_are_its_steps(name: str) -> None:
+    """The golden rooms were worked out by another implementation: there, each room sums to zero and
+    each player's units are its steps' sum. test_golden_case holds ours to the same units, player by
+    player, so zero-sum is checked against a reckoning this code did not make."""
+    scored = [case["expect"] for case in golden_cases(name) if "error" not in case["expect"]]
+    assert len(scored) >= 20
+    for expect in scored:
+        assert sum(p["units"] for p in expect["players"]) == 0
+        for player in expect["players"]:
+            assert sum(expect["step_totals"].get(player["id"], {}).values()) == player["units"], player["id"]
