@@ -79,7 +79,7 @@ def run_suite(tree: Path) -> tuple[bool, float]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-m", "not slow", "-x", "-q", "-p", "no:cacheprovider",
-         str(ROOT / "tests" / "unit"), str(ROOT / "tests" / "api")],
+         str(ROOT / "tests" / "api"), str(ROOT / "tests" / "unit")],
         cwd=tree, env=env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     return done.returncode != 0, time.perf_counter() - started

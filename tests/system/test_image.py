@@ -36,8 +36,23 @@ def _podman(*args: str, check: bool = True, timeout: float = 60) -> subprocess.C
     return subprocess.run(["podman", *args], capture_output=True, text=True, check=check, timeout=timeout)
 
 
+def _wait_for_the_build() -> None:
+    """CI builds the images while the tests before these run (.ci/run): wait for that build to end."""
+    built = os.environ.get("MAUBINH_IMAGES_BUILT")
+    if not built:
+        return
+    deadline = time.monotonic() + 900
+    while not Path(built).exists() and not Path(built + ".failed").exists():
+        if time.monotonic() > deadline:
+            pytest.fail("the images' build (.ci/run, in the background) did not end within 15 minutes")
+        time.sleep(2)
+    if Path(built + ".failed").exists():
+        pytest.fail("the images' build failed:\n" + Path(built + ".failed").read_text()[-3000:])
+
+
 @pytest.fixture(scope="module", autouse=True)
 def image() -> None:
+    _wait_for_the_build()
     required = os.environ.get("MAUBINH_REQUIRE_IMAGE") == "1"
     if shutil.which("podman") is None or _podman("image", "exists", IMAGE, check=False).returncode != 0:
         if required:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import logging
 import sys
 from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import pytest
+
+
+def _as_gunicorn(hook: Any, *args: Any) -> None:
+    """A hook run as gunicorn runs it, in the request's own context: what it marks (the request being
+    served, service/api/connection.py) stays there, and no later test in this process sees a server."""
+    contextvars.copy_context().run(hook, *args)
 
 
 @pytest.fixture
@@ -47,7 +55,7 @@ def test_a_connection_closes_after_its_thousandth_request(config: ModuleType) ->
         for n in (1, 999, 1000, 1001)
     ]
     for request in requests:
-        config.pre_request(SimpleNamespace(), request)
+        _as_gunicorn(config.pre_request, SimpleNamespace(), request)
     assert [r.must_close for r in requests] == [False, False, True, True]
 
 
@@ -56,8 +64,10 @@ def test_a_connection_s_answers_must_be_taken_within_send_seconds(config: Module
     timeouts: list[float] = []
     sock = SimpleNamespace(settimeout=timeouts.append)
     for n in (1, 2):
-        config.pre_request(
-            SimpleNamespace(), SimpleNamespace(req_number=n, must_close=False, unreader=SimpleNamespace(sock=sock))
+        _as_gunicorn(
+            config.pre_request,
+            SimpleNamespace(),
+            SimpleNamespace(req_number=n, must_close=False, unreader=SimpleNamespace(sock=sock)),
         )
     assert timeouts == [30]
 
