@@ -90,3 +90,30 @@ def test_a_batch_body_of_its_limit_is_read_and_one_byte_more_is_413() -> None:
     assert client.post("/v1/score/batch", data=padded(batch, 8192), content_type="application/json").status_code == 200
     over = client.post("/v1/score/batch", data=padded(batch, 8193), content_type="application/json")
     assert over.status_code == 413
+
+
+def test_an_object_of_32_members_is_read_and_one_of_33_refused_on_its_size(client: FlaskClient) -> None:
+    """Past MOST_MEMBERS an object is one fault, unread: a claim naming 33 players is not checked name by name."""
+    for members, refused_whole in ((32, False), (33, True)):
+        amounts = {f"x{k}": 0 for k in range(members)}
+        answer = client.post("/v1/verify", json={**E1, "claimed": {"amounts": amounts}})
+        assert answer.status_code == 422
+        assert (codes(answer) == [("/claimed/amounts", "too_many")]) is refused_whole, members
+
+
+def test_a_middle_equal_to_its_back_is_legal(client: FlaskClient) -> None:
+    """§2.3 (foul.equal_hands_legal): only a middle stronger than the back fouls; the same ranks in other
+    suits are equal hands."""
+    room = {
+        "ruleset": "maubinh-2020",
+        "players": [
+            {"id": "P", "back": ["8H", "7D", "5C", "3S", "2H"], "middle": ["8S", "7C", "5D", "3H", "2D"],
+             "front": ["6H", "4D", "2C"]},
+            {"id": "Q", "back": ["9S", "9D", "9C", "4S", "4C"], "middle": ["KS", "KH", "6C", "6D", "TS"],
+             "front": ["AH", "3D", "2S"]},
+        ],
+    }  # fmt: skip
+    answer = client.post("/v1/score", json=room)
+    assert answer.status_code == 200
+    p = answer.get_json()["players"][0]
+    assert p["hands"]["middle"]["strength"] == p["hands"]["back"]["strength"] and p["fouled"] is False
