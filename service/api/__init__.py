@@ -7,8 +7,8 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, batch_slots, connection, errors, language, logs, metrics, quotas, tracing
-from service.api.config import Settings, callers_of
+from service.api import auth, batch_slots, connection, errors, language, logs, metrics, quotas, signatures, tracing
+from service.api.config import Settings, callers_of, signing_of
 from service.api.views import api
 from service.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue, catalogue_for
@@ -46,6 +46,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     auth.register(app, callers)
     batch_slots.register(app, settings.batch_slots)
     quotas.register(app, quotas.QuotaStore(settings.quota_redis_url, metrics.quota_store_failed))
+    signatures.register(app, *signing_of(settings))
     errors.register(app)
     language.register(app)
     app.register_blueprint(api)

@@ -13,6 +13,7 @@ from typing import Any
 
 from service.callers import CallersFileError, CallersSource
 from service.rulesets.catalogue import RULESETS_DIR_ENV
+from service.signing import Signer, SigningKeyError, load_key_set, load_private_key
 from service.texts import Text
 
 PREFIX = "MAUBINH_"
@@ -41,6 +42,10 @@ class Settings:
     """A TOML file of callers, each with its keys (as SHA-256), routes, operator rulesets and quota."""
     quota_redis_url: str | None = None
     """Redis, where callers' quotas (rooms_per_minute) are counted across workers and instances."""
+    signing_key_file: str | None = None
+    """An Ed25519 private key (PEM PKCS#8): answers that rule on rooms are signed with it."""
+    published_keys_file: str | None = None
+    """A JWK Set of older public keys still published at /.well-known/jwks.json (after a rotation)."""
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
@@ -133,6 +138,31 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+def _path(name: str, raw: str) -> str:
+    if not raw.strip():
+        raise SettingError(Text("setting.no_file", name=name))
+    return raw
+
+
+def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]:
+    """The signer and the published keys the settings give; :class:`SettingError` for a key or key
+    set that cannot be used (the service refuses to start rather than answer unsigned)."""
+    try:
+        published = load_key_set(settings.published_keys_file) if settings.published_keys_file else []
+        if settings.signing_key_file is None:
+            return None, published
+        return Signer(load_private_key(settings.signing_key_file), published), published
+    except SigningKeyError as error:
+        raise SettingError(Text("setting.signing", fault=str(error.args[0]))) from None
+
+
+def signing_state(settings: Settings) -> str:
+    """The start log's line on signatures."""
+    if settings.signing_key_file:
+        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}"
+    return "answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set"
+
+
 def _level(name: str, raw: str) -> str:
     return raw.upper()
 
@@ -149,6 +179,8 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("BODY_SECONDS", "body_seconds", _seconds),
     ("API_KEYS", "api_keys", _keys),
     ("QUOTA_REDIS_URL", "quota_redis_url", _redis_url),
+    ("SIGNING_KEY_FILE", "signing_key_file", _path),
+    ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
     ("LOG_LEVEL", "log_level", _level),
     ("LOG_REQUESTS", "log_requests", _switch),
 )

@@ -11,6 +11,7 @@ from service.api.connection import close_after_answer
 from service.api.language import language
 from service.api.logs import logger
 from service.api.metrics import refusal_codes
+from service.api.signatures import bind_room
 from service.api.views import TooManyValues
 from service.contract import RoomRejected
 from service.documents import problem_for
@@ -37,6 +38,8 @@ TITLES = {
 
 def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Response:
     body.setdefault("request_id", g.get("request_id"))
+    if status == 422 and "document" in g:  # a refused room, bound to its answer when answers are signed
+        bind_room(body, g.document)
     if status < 500:
         g.refusal_codes = refusal_codes(body)
     response = Response(dumps(body, language()), status=status, content_type=PROBLEM)

@@ -32,6 +32,7 @@ from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
 from service.api.quotas import take_rooms
 from service.api.rules_page import rules_page
+from service.api.signatures import bind_room
 from service.callers import Caller
 from service.documents import (
     Operation,
@@ -129,7 +130,9 @@ def _json_body(values: int | None = None) -> Any:
     if values is not None and most_values(body) > values:
         raise TooManyValues(values)
     with stage("parse"):
-        return loads(body)
+        document = loads(body)
+    g.document = document  # a signed refusal binds the room too (service/api/signatures.py)
+    return document
 
 
 def _catalogue(caller: Caller | None) -> Catalogue:
@@ -142,18 +145,18 @@ def _count_rooms(rooms: int, caller: Caller | None) -> None:
     take_rooms(current_app.extensions["maubinh.quotas"], caller, rooms)
 
 
-def _answer(operation: Operation) -> Response:
+def _answer(operation: Operation, signed: bool = False) -> Response:
     document = _json_body()
     caller = the_caller()
     _count_rooms(1, caller)  # a room scored, verified, evaluated or arranged: after the body parses, before the work
     body = operation(document, _catalogue(caller), language())
     g.outcome = body
-    return _ok(body)
+    return _ok(bind_room(body, document) if signed else body)
 
 
 @api.post("/v1/score", provide_automatic_options=False)
 def score() -> Response:
-    return _answer(score_document)
+    return _answer(score_document, signed=True)
 
 
 def _taking_turns(results: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -181,13 +184,14 @@ def score_batch() -> Response:
     _count_rooms(len(body["rooms"]), caller)  # the envelope holds: n rooms count n, before any is scored
     outcomes: list[metrics.RoomOutcome | metrics.RoomRefused] = []
     g.batch_outcomes = outcomes
-    body = dumps_results((metrics.noted(result, outcomes) for result in _taking_turns(results)), language())
+    bound = (bind_room(result, room) for result, room in zip(_taking_turns(results), body["rooms"], strict=True))
+    body = dumps_results((metrics.noted(result, outcomes) for result in bound), language())
     return Response(body, status=200, content_type="application/json")
 
 
 @api.post("/v1/verify", provide_automatic_options=False)
 def verify() -> Response:
-    return _answer(verify_document)
+    return _answer(verify_document, signed=True)
 
 
 @api.post("/v1/evaluate", provide_automatic_options=False)

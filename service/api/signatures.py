@@ -1,0 +1,64 @@
+"""Signed answers over HTTP (service/signing.py): with MAUBINH_SIGNING_KEY_FILE set, each answer of
+POST /v1/score, /v1/score/batch and /v1/verify that rules on rooms (200, and 422: a refusal of a room
+is a ruling an auditor may dispute too) carries Content-Digest, Signature-Input and Signature, and
+states each room's digest. Other refusals (400, 401, 403, 413, 429 …) are not signed: they rule on
+no room, and signing them would let anyone without a key make the service spend a signature.
+
+``GET /.well-known/jwks.json`` publishes the signing key and every older key the operator still
+publishes (MAUBINH_PUBLISHED_KEYS_FILE), so that receipts signed before a rotation still check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from flask import Flask, Response, current_app, g, request
+
+from service.signing import Message, Signer, room_digest
+
+SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
+SIGNED_STATUSES: Final = frozenset({200, 422})
+
+
+def signer() -> Signer | None:
+    found: Signer | None = current_app.extensions.get("maubinh.signer")
+    return found
+
+
+def bind_room(answer: dict[str, Any], document: Any) -> dict[str, Any]:
+    """The answer with its room's digest, when answers are signed (the signature then covers the room)."""
+    if signer() is not None:
+        answer["room_digest"] = room_digest(document)
+    return answer
+
+
+def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]) -> None:
+    if signing is not None:
+        app.extensions["maubinh.signer"] = signing
+    keys = signing.jwks if signing is not None else {"keys": published}
+
+    @app.get("/.well-known/jwks.json", provide_automatic_options=False)
+    def jwks() -> Response:
+        response = Response(
+            current_app.json.dumps(keys),  # type: ignore[attr-defined]
+            status=200,
+            content_type="application/jwk-set+json",
+        )
+        response.headers["Cache-Control"] = "public, max-age=300"
+        return response
+
+    if signing is None:
+        return
+
+    @app.after_request
+    def sign(response: Response) -> Response:
+        rule = request.url_rule
+        if rule is None or rule.rule not in SIGNED_ROUTES or response.status_code not in SIGNED_STATUSES:
+            return response
+        body = response.get_data()  # the whole answer: its digest comes before its first byte
+        message = Message(response.status_code, {"Content-Type": response.content_type or ""})
+        signing.sign(message, body)
+        for name in ("Content-Digest", "Signature-Input", "Signature"):
+            response.headers[name] = message.headers[name]
+        g.signed = True
+        return response
