@@ -16,6 +16,10 @@ maubinh rulesets check FILE…|DIR check operators' ruleset files or folder; exi
 maubinh rulesets lock DIR        write DIR/rulesets.lock: each version's digest
 maubinh keys new CALLER          print a new key once, and the callers file line that holds its SHA-256
 maubinh keys check FILE          check a callers file as the service would; exit 1 on its fault
+maubinh receipts verify FILE --keys JWKS
+                                 check a receipt offline: signature, digests, the rules applied again
+maubinh receipts make --request REQ --answer SAVED [--path P]
+                                 a receipt from a request body and an answer `curl -i` saved
 maubinh serve                    run the HTTP API under gunicorn
 
 MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.
@@ -241,6 +245,61 @@ def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int
     return 0
 
 
+def catalogue_for_receipts() -> Catalogue:
+    """The rulesets a receipt is re-scored under: the built-ins and MAUBINH_RULESETS_DIR's, if set."""
+    try:
+        return _catalogue()
+    except OperatorFileError:
+        return builtin_catalogue()
+
+
+def _read_keys(where: str) -> Any:
+    """A JWK Set from a file, or from the service's URL (its /.well-known/jwks.json)."""
+    if where.startswith(("http://", "https://")):
+        import urllib.request
+
+        url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return json.loads(answer.read(1024 * 1024))
+    with open(where, "rb") as file:
+        return json.loads(file.read(1024 * 1024))
+
+
+def _receipts(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
+    ``receipts make``: a receipt on stdout."""
+    from service import receipts
+
+    language: Language = args.lang
+    if args.receipts_command == "make":
+        try:
+            with open(args.request, "rb") as request, open(args.answer, "rb") as answer:
+                made = receipts.from_exchange("POST", args.path, request.read(), answer.read())
+        except OSError as error:
+            say("receipts make", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+            return EXIT_USAGE
+        except (receipts.ReceiptFault, UnicodeDecodeError) as fault:
+            say("receipts make", "receipts.fault", language, check="shape", why=str(fault.args[-1]))
+            return EXIT_REJECTED
+        print(json.dumps(made, ensure_ascii=False, indent=1))
+        return 0
+    try:
+        keys = _read_keys(args.keys)
+        with open(args.file, "rb") as file:
+            receipt = json.loads(file.read(64 * 1024 * 1024))
+    except (OSError, ValueError) as error:
+        say("receipts verify", "receipts.unreadable", language, error=str(error)[:200])
+        return EXIT_REJECTED
+    try:
+        checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
+    except receipts.ReceiptFault as fault:
+        say("receipts verify", "receipts.fault", language, check=fault.args[0], why=fault.args[1])
+        return EXIT_REJECTED
+    key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
+    print(Text(key, key_id=checked.key_id).render(language))
+    return 0
+
+
 def _new_key(caller: str, expires: str | None, key_file: str | None, language: Language) -> int:
     """A new key, shown once, and what the callers file keeps of it: its SHA-256 (service/callers.py)."""
     if not callers.NAME.fullmatch(caller) or caller in callers.RESERVED:
@@ -429,6 +488,18 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     check = key_commands.add_parser("check", help=helped("cli.help_keys_check"))
     check.add_argument("file", help=helped("cli.help_keys_file"))
     _language_option(check, language)
+    receipts = commands.add_parser("receipts", help=helped("cli.help_receipts"))
+    _language_option(receipts, language)
+    receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
+    verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
+    verify_receipt.add_argument("file", help=helped("cli.help_receipts_file"))
+    verify_receipt.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    _language_option(verify_receipt, language)
+    make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
+    make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))
+    make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
+    make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
+    _language_option(make_receipt, language)
     serve = commands.add_parser("serve", help=helped("cli.help_serve"))
     serve.add_argument("--host", default=None, help=helped("cli.help_host"))
     serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
@@ -443,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from service.serve import serve
 
         return serve(args.host, args.port, args.lang)
+    if args.command == "receipts":
+        return _receipts(args, catalogue_for_receipts())
     if args.command == "keys":
         return (
             _new_key(args.caller, args.expires, args.key_file, args.lang)

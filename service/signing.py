@@ -180,6 +180,6 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
             body=body,
         )
     except (HTTPMessageSignaturesException, ValueError) as error:
-        raise Unverified(f"the signature does not verify: {error}") from None
+        raise Unverified(f"the signature does not verify: {error or 'it does not match the signed fields'}") from None
     key_id: str = results[0].parameters["keyid"]
     return key_id
