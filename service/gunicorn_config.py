@@ -74,10 +74,12 @@ def _usable_settings() -> None:
     """A setting that is present but unusable (MAUBINH_API_KEYS that holds no key, a callers file that
     does not load) stops the start with one line, before the app is preloaded (``maubinh serve`` checks
     the same before starting gunicorn)."""
-    from service.api.config import SettingError, Settings, callers_of
+    from service.api.config import SettingError, Settings, callers_of, signing_of
 
     try:
-        callers_of(Settings.from_env())
+        settings = Settings.from_env()
+        callers_of(settings)
+        signing_of(settings)
     except SettingError as error:
         raise SystemExit(f"maubinh: not starting, {error}") from None
 
@@ -133,9 +135,11 @@ def when_ready(server: Any) -> None:
     """The start log says whether /v1 needs a key. The master's own per-process gauges (made as the app
     was preloaded) are no worker's: gone."""
     from service import metrics_store
-    from service.api.config import Settings, key_requirement
+    from service.api.config import Settings, key_requirement, signing_state
 
-    server.log.info(key_requirement(Settings.from_env()))
+    settings = Settings.from_env()
+    server.log.info(key_requirement(settings))
+    server.log.info(signing_state(settings))
     metrics_store.mark_dead(os.getpid())
 
 
