@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from helpers import CLUB, golden_cases
 
+from service import receipts
+from service.api import create_app
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [
     ROOT / "README.md",
@@ -46,6 +49,19 @@ def command_lines() -> list[tuple[str, str]]:
     return found
 
 
+def _signed_receipt(here: Path) -> None:
+    """receipt.json and keys.json for the README's receipt line: E1 scored by a service that signs."""
+    key = here / "signing.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True, capture_output=True)
+    client = create_app({"log_requests": False, "signing_key_file": str(key)}).test_client()
+    raw = json.dumps(E1).encode()
+    answer = client.post("/v1/score", data=raw, content_type="application/json")
+    saved = f"HTTP/1.1 {answer.status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in answer.headers.items()) + "\r\n"
+    made = receipts.from_exchange("POST", "/v1/score", raw, saved.encode() + answer.get_data())
+    (here / "receipt.json").write_text(json.dumps(made))
+    (here / "keys.json").write_text(client.get("/.well-known/jwks.json").get_data(as_text=True))
+
+
 @pytest.fixture(scope="module")
 def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The files the lines name, each a real request."""
@@ -53,6 +69,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (here / ".venv").symlink_to(Path(sys.executable).parents[1])
     (here / "examples").symlink_to(ROOT / "examples")
     (here / "deploy").symlink_to(ROOT / "deploy")
+    _signed_receipt(here)
     (here / "room.json").write_text(json.dumps(E1))
     (here / "rooms.jsonl").write_text(json.dumps(E1) + "\n{not json\n")
     (here / "month.jsonl").write_text("".join(json.dumps({**E1, "round_id": f"r{k}"}) + "\n" for k in range(5)))
