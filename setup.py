@@ -1,6 +1,6 @@
 """Compiles the settlement pipeline, the serializer, the hand evaluator, the patterns and the request
-path's own modules (the strict JSON reader, the bounds, the room's rules, loading and the documents)
-with mypyc (C extensions) at install.
+path's own modules (the strict JSON reader, the canonical JSON writer, the bounds, the room's rules,
+loading and the documents) with mypyc (C extensions) at install.
 
 They are plain, strictly typed Python; compiled, the pipeline and the hand tables a one-room command
 builds at start-up are faster, and a request spends less of its time outside the room (docs/layout.md
@@ -20,6 +20,7 @@ COMPILED = [
     "service/patterns.py",
     "service/hand_words.py",
     "service/strict_json.py",
+    "service/canonical_json.py",
     "service/validation/bounds.py",
     "service/validation/room_rules.py",
     "service/validation/load.py",

@@ -6,7 +6,8 @@ The whole path is ``maubinh score --jsonl --jobs 1`` over 800 and over 200 rooms
 in-process loop that stops after each stage in turn (parse → load → settle → answer → bytes): each
 row is what its stage adds to the one before. Then a request through the WSGI app in process (Flask,
 metrics, logs off): ``POST /v1/score`` against ``GET /healthz``, what sets their throughput ratio,
-and against the same with a caller's key (a callers file of 1,000, no quota): what knowing the caller costs.
+against the same with a caller's key (a callers file of 1,000, no quota): what knowing the caller costs,
+and against the same signed (Ed25519, service/signing.py): what a signature and the room's digest cost.
 Run: .venv/bin/python bench/instructions.py        (about 4 minutes)
 """
 
@@ -51,17 +52,33 @@ for line in open(sys.argv[2], "rb"):
         continue
     dumps(body, "en")
 """
+FLOOR = """
+import hashlib, sys
+from nacl.bindings import crypto_sign, crypto_sign_seed_keypair
+from service.documents import score_document
+from service.serialize import dumps
+from service.strict_json import loads
+
+_, secret = crypto_sign_seed_keypair(bytes(32))
+floor = sys.argv[1] == "floor"
+for line in open(sys.argv[2], "rb"):
+    body = dumps(score_document(loads(line)))
+    if floor:  # what the issue fixes: a SHA-256 Content-Digest of the answer and an Ed25519 signature
+        hashlib.sha256(body).digest()
+        crypto_sign(bytes(300), secret)
+"""
 REQUESTS = """
 import io, os, sys, tempfile
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp()
 from service.api import create_app
-keyed = sys.argv[1] == "keyed"
-app = create_app({"log_requests": False} | ({"callers_file": os.environ["BENCH_CALLERS"]} if keyed else {}))
+keyed, signed = sys.argv[1] == "keyed", sys.argv[1] == "signed"
+app = create_app({"log_requests": False} | ({"callers_file": os.environ["BENCH_CALLERS"]} if keyed else {})
+                 | ({"signing_key_file": os.environ["BENCH_SIGNING_KEY"]} if signed else {}))
 import gc
 gc.collect()
 gc.freeze()  # as gunicorn's master does before each fork (service/gunicorn_config.py, pre_fork)
 app.extensions["maubinh.callers"].reload_if_changed(force=True)  # and as each worker does as it starts
-score = sys.argv[1] in ("score", "keyed")
+score = sys.argv[1] in ("score", "keyed", "signed")
 for line in open(sys.argv[2], "rb"):
     environ = {"REQUEST_METHOD": "POST" if score else "GET", "PATH_INFO": "/v1/score" if score else "/healthz",
                "HTTP_AUTHORIZATION": "Bearer bench-key-500" if keyed else "",
@@ -135,6 +152,19 @@ def main() -> None:
             per_room([sys.executable, str(requests), mode], small, large, fixed) for mode in ("score", "keyed")
         )
         added.append((keyed - open_) / open_)
+    key = requests.with_name("signing.pem")
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True)
+    signing = []
+    for seed in ("0", "1", "2"):
+        fixed = {"PYTHONHASHSEED": seed, "BENCH_SIGNING_KEY": str(key)}
+        open_, signed = (
+            per_room([sys.executable, str(requests), mode], small, large, fixed) for mode in ("score", "signed")
+        )
+        signing.append((signed - open_) / open_)
+    _, _, floor_loop = sample("floor", FLOOR)
+    floor = per_room([sys.executable, str(floor_loop), "floor"], small, large) - per_room(
+        [sys.executable, str(floor_loop), "answer"], small, large
+    )
     print("instructions per request through the WSGI app, in process (Flask, metrics; logs off)")
     print("| request | instructions |")
     print("|---|---|")
@@ -145,6 +175,15 @@ def main() -> None:
     print(
         f"| what the key adds, median of 3 hash seeds | {statistics.median(added):+.2%} (goal <= +3%), "
         f"each {', '.join(f'{a:+.2%}' for a in added)} |"
+    )
+    print(f"| POST /v1/score signed (Ed25519) | {signed / 1e6:.3f} M (seed 2) |")
+    print(
+        f"| what signing adds, median of 3 hash seeds | {statistics.median(signing):+.2%} (goal <= +10%), "
+        f"each {', '.join(f'{a:+.2%}' for a in signing)} |"
+    )
+    print(
+        f"| of which the floor: SHA-256 of the answer and one Ed25519 signature (libsodium), nothing else "
+        f"| {floor / 1e3:.0f} k, {floor / score:+.2%} of the unsigned request |"
     )
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.signing import COVERED, LABEL, TAG, Message, Signer, load_private_key, room_digest  # noqa: E402
+from service.signing import COVERED, LABEL, TAG, Signer, load_private_key, room_digest  # noqa: E402
 
 TARGET = ROOT / "tests" / "receipts" / "vectors.json"
 KEY = ROOT / "tests" / "receipts" / "test-vector-key.pem"
-CREATED = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+CREATED = int(datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC).timestamp())
 
 
 def vectors() -> str:
@@ -40,9 +40,8 @@ def vectors() -> str:
     answer["room_digest"] = room_digest(request)
     body = dumps(answer)
     signer = Signer(load_private_key(str(KEY)), [])
-    message = Message(200, {"Content-Type": "application/json"})
-    signer.sign(message, body, created=CREATED)
-    headers = {name.lower(): value for name, value in message.headers.items()}
+    signed = signer.headers(200, "application/json", body, created=CREATED)
+    headers = {"content-type": "application/json"} | {name.lower(): value for name, value in signed.items()}
     params = headers["signature-input"].split("=", 1)[1]
     base = "\n".join(
         ['"@status": 200', '"content-type": application/json', f'"content-digest": {headers["content-digest"]}',

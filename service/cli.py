@@ -255,45 +255,57 @@ def catalogue_for_receipts() -> Catalogue:
 
 def _read_keys(where: str) -> Any:
     """A JWK Set from a file, or from the service's URL (its /.well-known/jwks.json)."""
+    from service.strict_json import loads
+
     if where.startswith(("http://", "https://")):
         import urllib.request
 
         url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
         with urllib.request.urlopen(url, timeout=10) as answer:
-            return json.loads(answer.read(1024 * 1024))
+            return loads(answer.read(1024 * 1024))
     with open(where, "rb") as file:
-        return json.loads(file.read(1024 * 1024))
+        return loads(file.read(1024 * 1024))
 
 
 def _receipts(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
     ``receipts make``: a receipt on stdout."""
     from service import receipts
+    from service.strict_json import BadDocument, loads
 
     language: Language = args.lang
+    command = f"receipts {args.receipts_command}"
     if args.receipts_command == "make":
         try:
             with open(args.request, "rb") as request, open(args.answer, "rb") as answer:
                 made = receipts.from_exchange("POST", args.path, request.read(), answer.read())
         except OSError as error:
-            say("receipts make", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+            say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
             return EXIT_USAGE
-        except (receipts.ReceiptFault, UnicodeDecodeError) as fault:
-            say("receipts make", "receipts.fault", language, check="shape", why=str(fault.args[-1]))
+        except UnicodeDecodeError as error:
+            say(command, "receipts.fault", language, check=Text("receipts.check.shape"),
+                why=Text("bad_json.not_utf8", byte=error.start))  # fmt: skip
+            return EXIT_REJECTED
+        except receipts.ReceiptFault as fault:
+            print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
             return EXIT_REJECTED
         print(json.dumps(made, ensure_ascii=False, indent=1))
         return 0
     try:
         keys = _read_keys(args.keys)
         with open(args.file, "rb") as file:
-            receipt = json.loads(file.read(64 * 1024 * 1024))
-    except (OSError, ValueError) as error:
-        say("receipts verify", "receipts.unreadable", language, error=str(error)[:200])
+            receipt = loads(file.read(64 * 1024 * 1024))
+    except OSError as error:
+        where = getattr(error, "filename", None) or args.keys
+        say(command, "cli.cannot_open", language, file=where, error=os_error(error))
+        return EXIT_REJECTED
+    except BadDocument as error:
+        say(command, "receipts.unreadable", language, error=error.args[0])
         return EXIT_REJECTED
     try:
         checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
     except receipts.ReceiptFault as fault:
-        say("receipts verify", "receipts.fault", language, check=fault.args[0], why=fault.args[1])
+        print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
         return EXIT_REJECTED
     key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
     print(Text(key, key_id=checked.key_id).render(language))

@@ -22,12 +22,23 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.signing import Unverified, room_digest, verify
+from service.texts import Language, Text
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
+CHECKS: Final = ("shape", "content_digest", "signature", "room_digest", "rescore")
+"""The checks, in the order they run: each names a ``receipts.check.*`` text."""
 
 
 class ReceiptFault(Exception):
-    """The first check a receipt fails: ``args[0]`` names it, ``args[1]`` says why."""
+    """The first check a receipt fails: ``check`` (one of :data:`CHECKS`), ``why`` (a :class:`Text`),
+    and for the shape, ``pointer`` (RFC 6901) to the member at fault."""
+
+    def __init__(self, check: str, why: Text, pointer: str = "", code: str = "wrong_type") -> None:
+        super().__init__(check, why)
+        self.check, self.why, self.pointer, self.code = check, why, pointer, code
+
+    def says(self) -> Text:
+        return Text("receipts.fault", check=Text(f"receipts.check.{self.check}"), why=self.why)
 
 
 @dataclass(frozen=True)
@@ -41,9 +52,10 @@ class Checked:
 
 def _member(document: Any, *path: str) -> Any:
     value = document
-    for name in path:
+    for depth, name in enumerate(path):
         if not isinstance(value, dict) or name not in value:
-            raise ReceiptFault("shape", f"the receipt has no {'.'.join(path)}")
+            pointer = "/" + "/".join(path[: depth + 1])
+            raise ReceiptFault("shape", Text("receipts.why.missing_member", member=".".join(path)), pointer, "required")
         value = value[name]
     return value
 
@@ -51,60 +63,129 @@ def _member(document: Any, *path: str) -> Any:
 def _digest_matches(headers: Mapping[str, str], body: bytes) -> None:
     field = headers.get("content-digest")
     if field is None:
-        raise ReceiptFault("content digest", "the answer has no content-digest header")
+        raise ReceiptFault("content_digest", Text("receipts.why.no_header", header="content-digest"))
     wanted = ":" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
     found = dict(part.strip().split("=", 1) for part in field.split(",") if "=" in part)
     if found.get("sha-256") != wanted:
-        raise ReceiptFault("content digest", "the answer's body is not the one its content-digest names")
+        raise ReceiptFault("content_digest", Text("receipts.why.digest_differs"))
 
 
 def _rooms_bound(path: str, request: Any, answer: Any) -> None:
     if path == "/v1/score/batch":
-        rooms, results = request.get("rooms") if isinstance(request, dict) else None, answer.get("results")
+        rooms = request.get("rooms") if isinstance(request, dict) else None
+        results = answer.get("results") if isinstance(answer, dict) else None
         if not isinstance(rooms, list) or not isinstance(results, list) or len(rooms) != len(results):
-            raise ReceiptFault("room digest", "the batch's answer does not hold one result a room")
+            raise ReceiptFault("room_digest", Text("receipts.why.batch_shape"))
         pairs = list(zip(rooms, results, strict=True))
     else:
         pairs = [(request, answer)]
     for k, (room, result) in enumerate(pairs):
         stated = result.get("room_digest") if isinstance(result, dict) else None
         if stated is None:
-            raise ReceiptFault("room digest", f"result {k} states no room_digest")
+            raise ReceiptFault("room_digest", Text("receipts.why.no_room_digest", result=k))
         if stated != room_digest(room):
-            raise ReceiptFault("room digest", f"result {k}'s room_digest is not the request's room")
+            raise ReceiptFault("room_digest", Text("receipts.why.room_digest_differs", result=k))
 
 
-def check(receipt: Any, jwks: Mapping[str, Any], rescore: Callable[[str, Any, Any], bool | None]) -> Checked:
+def read_shape(
+    receipt: Any, paths: tuple[str, ...] = SIGNED_PATHS, why: str = "receipts.why.not_signed_route"
+) -> tuple[str, str, str, int, dict[str, str]]:
+    """A receipt's path, request body, answer body, status and headers (names in lower case), or the
+    shape fault, pointing at its member; ``why`` says what ``paths`` are, for a path outside them."""
+    if _member(receipt, "receipt") != 1:
+        raise ReceiptFault("shape", Text("receipts.why.not_version_1"), "/receipt", "not_one_of")
+    path = _member(receipt, "request", "path")
+    if path not in paths:
+        shown = path[:80] if isinstance(path, str) else json.dumps(path)[:80]
+        raise ReceiptFault("shape", Text(why, path=shown, routes=", ".join(paths)), "/request/path", "not_one_of")
+    request_body, answer_body = _member(receipt, "request", "body"), _member(receipt, "response", "body")
+    status, headers = _member(receipt, "response", "status"), _member(receipt, "response", "headers")
+    for pointer, value, wanted in (
+        ("/request/body", request_body, str),
+        ("/response/body", answer_body, str),
+        ("/response/headers", headers, dict),
+    ):
+        if not isinstance(value, wanted):
+            raise ReceiptFault("shape", Text("receipts.why.bodies_as_text"), pointer)
+    if type(status) is not int:
+        raise ReceiptFault("shape", Text("receipts.why.status_number"), "/response/status")
+    lowered = {str(name).lower(): str(value) for name, value in headers.items()}
+    return path, request_body, answer_body, status, lowered
+
+
+def check(
+    receipt: Any,
+    jwks: Mapping[str, Any],
+    rescore: Callable[[str, Any, Any], bool | None],
+    paths: tuple[str, ...] = SIGNED_PATHS,
+) -> Checked:
     """Every check, in order: the shape, the content digest, the signature with a published key, the
     rooms' digests, and re-scoring under the pinned ruleset (``rescore(path, request, answer)``: True
     when it gives the same ledger, False when not, None when the ruleset is not known here)."""
-    if _member(receipt, "receipt") != 1:
-        raise ReceiptFault("shape", "this is not a receipt of version 1")
-    path = _member(receipt, "request", "path")
-    if path not in SIGNED_PATHS:
-        raise ReceiptFault("shape", f"{path!r} is not a signed route ({', '.join(SIGNED_PATHS)})")
-    request_body, answer_body = _member(receipt, "request", "body"), _member(receipt, "response", "body")
-    status, headers = _member(receipt, "response", "status"), _member(receipt, "response", "headers")
-    if not (isinstance(request_body, str) and isinstance(answer_body, str) and isinstance(headers, dict)):
-        raise ReceiptFault("shape", "request.body and response.body are the bodies as text, response.headers an object")
-    if type(status) is not int:
-        raise ReceiptFault("shape", "response.status is the answer's status, a number")
-    lowered = {str(name).lower(): str(value) for name, value in headers.items()}
-    body = answer_body.encode("utf-8")
-    _digest_matches(lowered, body)
+    why = "receipts.why.not_signed_route" if paths == SIGNED_PATHS else "receipts.why.one_room"
+    path, request_body, answer_body, status, headers = read_shape(receipt, paths, why)
+    body = answer_body.encode("utf-8", "surrogatepass")
+    _digest_matches(headers, body)
     try:
-        key_id = verify(status, lowered, body, jwks)
+        key_id = verify(status, headers, body, jwks)
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
+    from service.strict_json import BadDocument, loads
+
     try:
-        request, answer = json.loads(request_body), json.loads(answer_body)
-    except ValueError:
-        raise ReceiptFault("room digest", "the request or the answer is not JSON") from None
+        request, answer = loads(request_body), loads(answer_body)
+    except BadDocument:
+        raise ReceiptFault("room_digest", Text("receipts.why.not_json")) from None
     _rooms_bound(path, request, answer)
     same = rescore(path, request, answer)
     if same is False:
-        raise ReceiptFault("rescore", "the rules, applied again to the request, give another ledger")
+        raise ReceiptFault("rescore", Text("receipts.why.ledger_differs"))
     return Checked(key_id, same is True)
+
+
+ONE_ROOM_PATHS: Final = ("/v1/score", "/v1/verify")
+"""The receipts POST /v1/verify checks: one room each, so that checking one costs what verifying a room does."""
+
+
+def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping[str, Any]) -> dict[str, Any]:
+    """POST /v1/verify's answer to a receipt: each check passed, failed, not run (after the first
+    failure) or, for re-scoring, not possible here (the ruleset is not known). A receipt of the wrong
+    shape is refused (422), its fault pointing at the member."""
+    from service.contract import Fault, RoomRejected
+
+    try:
+        checked: Checked | None = check(raw, jwks, rescorer(catalogue), ONE_ROOM_PATHS)
+        failed: ReceiptFault | None = None
+    except ReceiptFault as fault:
+        if fault.check == "shape":
+            raise RoomRejected([Fault(fault.pointer, fault.why, fault.code)]) from None
+        checked, failed = None, fault
+    rows = []
+    for name in CHECKS[1:]:
+        if failed is not None and name == failed.check:
+            outcome, said = "failed", failed.why
+        elif failed is not None and CHECKS.index(name) > CHECKS.index(failed.check):
+            outcome, said = "not_run", Text("receipts.why.not_run")
+        elif name == "rescore" and checked is not None and not checked.rescored:
+            outcome, said = "not_known", Text("receipts.why.ruleset_not_known")
+        else:
+            outcome, said = "passed", Text(f"receipts.passed.{name}")
+        rows.append({"check": name, "outcome": outcome, "message": said.render(language)})
+    if checked is not None:
+        said_key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
+        summary = Text(said_key, key_id=checked.key_id)
+    else:
+        assert failed is not None
+        summary = failed.says()
+    return {
+        "receipt": {
+            "verified": checked is not None,
+            "key_id": checked.key_id if checked is not None else None,
+            "rescored": checked is not None and checked.rescored,
+            "checks": rows,
+            "message": summary.render(language),
+        }
+    }
 
 
 def from_exchange(method: str, path: str, request_body: bytes, saved_answer: bytes) -> dict[str, Any]:
@@ -112,14 +193,14 @@ def from_exchange(method: str, path: str, request_body: bytes, saved_answer: byt
     header lines, a blank line, the body)."""
     head, separator, body = saved_answer.replace(b"\r\n", b"\n").partition(b"\n\n")
     if not separator:
-        raise ReceiptFault("shape", "the saved answer has no blank line between its headers and its body")
+        raise ReceiptFault("shape", Text("receipts.why.no_blank_line"))
     lines = head.decode("latin-1").split("\n")
     while lines and lines[0].startswith("HTTP/") and " 100 " in lines[0]:  # an interim 100 Continue
         lines = lines[lines.index("") + 1 :] if "" in lines else lines[1:]
     status_line, *header_lines = lines
     parts = status_line.split(" ")
     if not status_line.startswith("HTTP/") or len(parts) < 2 or not parts[1].isdigit():
-        raise ReceiptFault("shape", f"{status_line[:40]!r} is not an HTTP status line")
+        raise ReceiptFault("shape", Text("receipts.why.no_status_line", line=status_line[:40]))
     headers = {}
     for line in header_lines:
         name, _, value = line.partition(":")
@@ -165,10 +246,10 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
             again = score_document(request, catalogue)
         except RoomRejected as rejected:
             codes = sorted((f.pointer, f.code) for f in rejected.faults)
-            return _ledger(answered) == ("refused", codes)
+            return bool(_ledger(answered) == ("refused", codes))
         if isinstance(pinned, dict) and again["ruleset"].get("digest") != pinned.get("digest"):
             return None
-        return _ledger(answered) == _ledger(again)
+        return bool(_ledger(answered) == _ledger(again))
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
         if path == "/v1/score/batch":

@@ -7,6 +7,7 @@ without bound; this one refuses each, saying why in the service's words.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from decimal import Decimal
@@ -42,8 +43,12 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _exact_float(literal: str) -> float:
     """A number written with a fraction or an exponent, refused when reading it would lose a fraction and
     leave a whole number: ``10.000000000000000001`` would pass for the integer 10. (A whole number past
-    2**53 may read as another whole number: every integer field's range refuses it.)"""
+    2**53 may read as another whole number: every integer field's range refuses it.) One too large for
+    any float (``1e400``) is refused too: it would read as infinity, which JSON has no word for (and no
+    canonical form, RFC 8785, to bind in a signed answer)."""
     value = float(literal)
+    if math.isinf(value):
+        raise BadDocument(Text("bad_json.huge_number", number=literal[:40]))
     if value.is_integer() and (written := Decimal(literal)) != written.to_integral_value():
         raise BadDocument(Text("bad_json.inexact_number", number=literal[:40], rounded=int(value)))
     return value

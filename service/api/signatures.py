@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from flask import Flask, Response, current_app, g, request
 
-from service.signing import Message, Signer, room_digest
+from service.signing import Signer, room_digest
 
 SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
 SIGNED_STATUSES: Final = frozenset({200, 422})
@@ -23,6 +23,12 @@ SIGNED_STATUSES: Final = frozenset({200, 422})
 def signer() -> Signer | None:
     found: Signer | None = current_app.extensions.get("maubinh.signer")
     return found
+
+
+def published_keys() -> dict[str, Any]:
+    """The JWK Set /.well-known/jwks.json serves: what a receipt sent to POST /v1/verify is checked with."""
+    keys: dict[str, Any] = current_app.extensions["maubinh.jwks"]
+    return keys
 
 
 def bind_room(answer: dict[str, Any], document: Any) -> dict[str, Any]:
@@ -36,11 +42,12 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
     if signing is not None:
         app.extensions["maubinh.signer"] = signing
     keys = signing.jwks if signing is not None else {"keys": published}
+    app.extensions["maubinh.jwks"] = keys
 
     @app.get("/.well-known/jwks.json", provide_automatic_options=False)
     def jwks() -> Response:
         response = Response(
-            current_app.json.dumps(keys),  # type: ignore[attr-defined]
+            current_app.json.dumps(keys),
             status=200,
             content_type="application/jwk-set+json",
         )
@@ -56,9 +63,6 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
         if rule is None or rule.rule not in SIGNED_ROUTES or response.status_code not in SIGNED_STATUSES:
             return response
         body = response.get_data()  # the whole answer: its digest comes before its first byte
-        message = Message(response.status_code, {"Content-Type": response.content_type or ""})
-        signing.sign(message, body)
-        for name in ("Content-Digest", "Signature-Input", "Signature"):
-            response.headers[name] = message.headers[name]
+        response.headers.update(signing.headers(response.status_code, response.content_type or "", body))
         g.signed = True
         return response

@@ -32,7 +32,7 @@ from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
 from service.api.quotas import take_rooms
 from service.api.rules_page import rules_page
-from service.api.signatures import bind_room
+from service.api.signatures import bind_room, published_keys
 from service.callers import Caller
 from service.documents import (
     Operation,
@@ -43,6 +43,7 @@ from service.documents import (
     verify_document,
 )
 from service.problem_types import PROBLEM_TYPES
+from service.receipts import receipt_document
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
 from service.stages import stage
@@ -145,8 +146,8 @@ def _count_rooms(rooms: int, caller: Caller | None) -> None:
     take_rooms(current_app.extensions["maubinh.quotas"], caller, rooms)
 
 
-def _answer(operation: Operation, signed: bool = False) -> Response:
-    document = _json_body()
+def _answer(operation: Operation, signed: bool = False, document: Any = None) -> Response:
+    document = _json_body() if document is None else document
     caller = the_caller()
     _count_rooms(1, caller)  # a room scored, verified, evaluated or arranged: after the body parses, before the work
     body = operation(document, _catalogue(caller), language())
@@ -191,7 +192,13 @@ def score_batch() -> Response:
 
 @api.post("/v1/verify", provide_automatic_options=False)
 def verify() -> Response:
-    return _answer(verify_document, signed=True)
+    document = _json_body()
+    if isinstance(document, dict) and "receipt" in document:  # a receipt in place of a claim
+        caller = the_caller()
+        _count_rooms(1, caller)
+        answer = receipt_document(document, _catalogue(caller), language(), published_keys())
+        return _ok(bind_room(answer, document))
+    return _answer(verify_document, signed=True, document=document)
 
 
 @api.post("/v1/evaluate", provide_automatic_options=False)

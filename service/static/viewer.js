@@ -30,7 +30,7 @@ const KEYS = {
 const ORDER_FOULS = { front_beats_middle: ["front", "middle"], middle_beats_back: ["middle", "back"] };
 const STORED_LANGUAGE = "maubinh.viewer.language";
 
-const state = { result: null, request: null, claim: null, verdict: null, labels: null, step: 0, language: "en", texts: {} };
+const state = { result: null, request: null, claim: null, verdict: null, receipt: null, labels: null, step: 0, language: "en", texts: {} };
 const $ = (id) => document.getElementById(id);
 
 // ---- Language ------------------------------------------------------------------------------
@@ -167,6 +167,10 @@ function claimOf(text) {
   return { amounts: parsed };
 }
 
+function isReceipt(value) {
+  return Boolean(value && typeof value === "object" && !Array.isArray(value) && "receipt" in value);
+}
+
 // Score the room, or, with a claim, verify it: one request, then the same rendering of the result.
 async function run(withClaim) {
   let request;
@@ -184,7 +188,11 @@ async function run(withClaim) {
       showProblem({ title: t("viewer.not_json"), detail: t("viewer.claim_not_json", { error: error.message }) }, null);
       return;
     }
+    if (isReceipt(claim.amounts)) return checkReceipt(claim.amounts);
   }
+  if (isReceipt(request)) return checkReceipt(request);
+  state.receipt = null;
+  renderReceipt(null);
   state.request = request;
   state.claim = claim;
   const body = JSON.stringify(claim && request && typeof request === "object" ? { ...request, claimed: claim } : request);
@@ -209,6 +217,59 @@ async function run(withClaim) {
 
 const score = () => run(false);
 const verify = () => run(true);
+
+// ---- Receipts: the service checks one, then the signed answer it holds is shown as any answer ----
+
+async function checkReceipt(receipt) {
+  state.receipt = receipt;
+  state.claim = null;
+  state.verdict = null;
+  for (const id of ["score", "verify"]) $(id).disabled = true;
+  try {
+    const { status, json } = await api("/v1/verify", JSON.stringify(receipt));
+    if (status !== 200 || !json) {
+      renderReceipt(null);
+      showProblem(json || { detail: t("viewer.answered", { status }) }, receipt);
+      return;
+    }
+    renderReceipt(json.receipt);
+    let request = null;
+    let answer = null;
+    try {
+      request = JSON.parse(receipt.request.body);
+      answer = JSON.parse(receipt.response.body);
+    } catch { /* the checks above say what is wrong with it */ }
+    state.request = request;
+    if (answer && receipt.response.status === 200 && receipt.request.path !== "/v1/score/batch") {
+      const verifying = receipt.request.path === "/v1/verify";
+      const result = verifying ? answer.result : answer;
+      state.verdict = verifying ? answer : null;
+      await labelsOfResult(result.ruleset);
+      showResult(result);
+    } else {
+      $("result").hidden = true;
+      if (answer && receipt.response.status === 422) showProblem(answer, request);
+    }
+    $("receipt-heading").focus();
+  } catch (error) {
+    showProblem({ detail: t("viewer.unreachable", { error: error.message }) }, null);
+  } finally {
+    for (const id of ["score", "verify"]) $(id).disabled = false;
+  }
+}
+
+function renderReceipt(checked) {
+  const panel = $("receipt");
+  panel.hidden = !checked;
+  if (!checked) return;
+  panel.classList.toggle("agrees", checked.verified);
+  panel.classList.toggle("disagrees", !checked.verified);
+  $("receipt-heading").textContent = t(checked.verified ? "viewer.receipt_verified" : "viewer.receipt_not_verified");
+  $("receipt-message").textContent = checked.message;
+  $("receipt-checks").replaceChildren(...checked.checks.map((row) => el("li", { "data-outcome": row.outcome },
+    el("strong", { text: `${t(`viewer.receipt_check_${row.check}`)} (${t(`viewer.receipt_outcome_${row.outcome}`)}): ` }),
+    row.message)));
+}
 
 // ---- Problems (422 and others) -------------------------------------------------------------
 
@@ -681,7 +742,8 @@ document.addEventListener("DOMContentLoaded", async () => {
     const language = $("language").value;
     try { localStorage.setItem(STORED_LANGUAGE, language); } catch { /* private mode: not remembered */ }
     await setLanguage(language);
-    if (state.request) run(Boolean(state.claim));  // the service's own texts, again in this language
+    if (state.receipt) checkReceipt(state.receipt);  // the service's own texts, again in this language
+    else if (state.request) run(Boolean(state.claim));
   });
   await setLanguage(preferredLanguage());
   await loadExamples();

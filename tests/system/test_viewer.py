@@ -11,6 +11,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,8 +44,10 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    url, process = start({"MAUBINH_WORKERS": "1"})
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    key = tmp_path_factory.mktemp("signing") / "key.pem"  # answers signed, so that receipts can be made
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True, capture_output=True)
+    url, process = start({"MAUBINH_WORKERS": "1", "MAUBINH_SIGNING_KEY_FILE": str(key)})
     yield url
     process.terminate()
     process.wait(timeout=15)
@@ -440,4 +444,35 @@ def test_the_audit_report_counts_charts_and_links_into_verify_mode(browser: Brow
         f"{int(claimed):,}".replace("-", "\u2212")
     )  # the viewer writes numbers as English does
     expect(row.nth(1)).to_have_text(f"{int(computed):,}".replace("-", "\u2212"))
+    context.close()
+
+
+def signed_receipt(base: str, room: dict[str, Any]) -> dict[str, Any]:
+    """A receipt of scoring ``room``, made from the answer as the service sent it."""
+    from service.receipts import from_exchange
+
+    body = json.dumps(room).encode()
+    sent = urllib.request.Request(base + "/v1/score", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(sent, timeout=10) as answer:
+        head = f"HTTP/1.1 {answer.status} OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in answer.headers.items())
+        return from_exchange("POST", "/v1/score", body, head.encode() + b"\r\n" + answer.read())
+
+
+def test_a_receipt_pasted_as_the_room_is_checked_and_its_answer_shown(browser: Browser, base: str) -> None:
+    made = signed_receipt(base, E1_ROOM)
+    context, page = vietnamese_page(browser, base)
+    page.get_by_label("JSON của ván bài").fill(json.dumps(made))
+    page.get_by_role("button", name="Tính điểm ván này").click()
+    expect(page.locator("#receipt-heading")).to_have_text(
+        "Biên nhận đã được xác minh: dịch vụ đã ký câu trả lời này cho đúng ván này"
+    )
+    expect(page.locator("#receipt-checks li[data-outcome=passed]")).to_have_count(4)
+    expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("−9.000")
+
+    made["response"]["body"] = made["response"]["body"].replace("-9000", "-3000", 1)  # the backend's own copy
+    page.get_by_label("JSON của ván bài").fill(json.dumps(made))
+    page.get_by_role("button", name="Tính điểm ván này").click()
+    expect(page.locator("#receipt-heading")).to_have_text("Biên nhận KHÔNG xác minh được")
+    expect(page.locator("#receipt-checks li[data-outcome=failed]")).to_contain_text("Mã băm nội dung (không đạt)")
+    expect(page.locator("#receipt-checks li[data-outcome=not_run]")).to_have_count(3)
     context.close()
