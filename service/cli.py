@@ -283,7 +283,7 @@ def _receipts(args: argparse.Namespace, catalogue: Catalogue) -> int:
             say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
             return EXIT_USAGE
         except UnicodeDecodeError as error:
-            say(command, "receipts.fault", language, check=Text("receipts.check.shape"),
+            say(command, "receipts.fault", language, check=Text(receipts.CHECK_NAMES["shape"]),
                 why=Text("bad_json.not_utf8", byte=error.start))  # fmt: skip
             return EXIT_REJECTED
         except receipts.ReceiptFault as fault:

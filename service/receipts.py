@@ -25,8 +25,22 @@ from service.signing import Unverified, room_digest, verify
 from service.texts import Language, Text
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
-CHECKS: Final = ("shape", "content_digest", "signature", "room_digest", "rescore")
-"""The checks, in the order they run: each names a ``receipts.check.*`` text."""
+CHECK_NAMES: Final = {
+    "shape": "receipts.check_shape",
+    "content_digest": "receipts.check_content_digest",
+    "signature": "receipts.check_signature",
+    "room_digest": "receipts.check_room_digest",
+    "rescore": "receipts.check_rescore",
+}
+"""The checks, in the order they run, and the text that names each."""
+CHECKS: Final = tuple(CHECK_NAMES)
+PASSED: Final = {
+    "content_digest": "receipts.passed_content_digest",
+    "signature": "receipts.passed_signature",
+    "room_digest": "receipts.passed_room_digest",
+    "rescore": "receipts.passed_rescore",
+}
+"""What each check showed, when it passed."""
 
 
 class ReceiptFault(Exception):
@@ -38,7 +52,7 @@ class ReceiptFault(Exception):
         self.check, self.why, self.pointer, self.code = check, why, pointer, code
 
     def says(self) -> Text:
-        return Text("receipts.fault", check=Text(f"receipts.check.{self.check}"), why=self.why)
+        return Text("receipts.fault", check=Text(CHECK_NAMES[self.check]), why=self.why)
 
 
 @dataclass(frozen=True)
@@ -55,7 +69,7 @@ def _member(document: Any, *path: str) -> Any:
     for depth, name in enumerate(path):
         if not isinstance(value, dict) or name not in value:
             pointer = "/" + "/".join(path[: depth + 1])
-            raise ReceiptFault("shape", Text("receipts.why.missing_member", member=".".join(path)), pointer, "required")
+            raise ReceiptFault("shape", Text("receipts.why_missing_member", member=".".join(path)), pointer, "required")
         value = value[name]
     return value
 
@@ -63,11 +77,11 @@ def _member(document: Any, *path: str) -> Any:
 def _digest_matches(headers: Mapping[str, str], body: bytes) -> None:
     field = headers.get("content-digest")
     if field is None:
-        raise ReceiptFault("content_digest", Text("receipts.why.no_header", header="content-digest"))
+        raise ReceiptFault("content_digest", Text("receipts.why_no_header", header="content-digest"))
     wanted = ":" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
     found = dict(part.strip().split("=", 1) for part in field.split(",") if "=" in part)
     if found.get("sha-256") != wanted:
-        raise ReceiptFault("content_digest", Text("receipts.why.digest_differs"))
+        raise ReceiptFault("content_digest", Text("receipts.why_digest_differs"))
 
 
 def _rooms_bound(path: str, request: Any, answer: Any) -> None:
@@ -75,25 +89,25 @@ def _rooms_bound(path: str, request: Any, answer: Any) -> None:
         rooms = request.get("rooms") if isinstance(request, dict) else None
         results = answer.get("results") if isinstance(answer, dict) else None
         if not isinstance(rooms, list) or not isinstance(results, list) or len(rooms) != len(results):
-            raise ReceiptFault("room_digest", Text("receipts.why.batch_shape"))
+            raise ReceiptFault("room_digest", Text("receipts.why_batch_shape"))
         pairs = list(zip(rooms, results, strict=True))
     else:
         pairs = [(request, answer)]
     for k, (room, result) in enumerate(pairs):
         stated = result.get("room_digest") if isinstance(result, dict) else None
         if stated is None:
-            raise ReceiptFault("room_digest", Text("receipts.why.no_room_digest", result=k))
+            raise ReceiptFault("room_digest", Text("receipts.why_no_room_digest", result=k))
         if stated != room_digest(room):
-            raise ReceiptFault("room_digest", Text("receipts.why.room_digest_differs", result=k))
+            raise ReceiptFault("room_digest", Text("receipts.why_room_digest_differs", result=k))
 
 
 def read_shape(
-    receipt: Any, paths: tuple[str, ...] = SIGNED_PATHS, why: str = "receipts.why.not_signed_route"
+    receipt: Any, paths: tuple[str, ...] = SIGNED_PATHS, why: str = "receipts.why_not_signed_route"
 ) -> tuple[str, str, str, int, dict[str, str]]:
     """A receipt's path, request body, answer body, status and headers (names in lower case), or the
     shape fault, pointing at its member; ``why`` says what ``paths`` are, for a path outside them."""
     if _member(receipt, "receipt") != 1:
-        raise ReceiptFault("shape", Text("receipts.why.not_version_1"), "/receipt", "not_one_of")
+        raise ReceiptFault("shape", Text("receipts.why_not_version_1"), "/receipt", "not_one_of")
     path = _member(receipt, "request", "path")
     if path not in paths:
         shown = path[:80] if isinstance(path, str) else json.dumps(path)[:80]
@@ -106,9 +120,9 @@ def read_shape(
         ("/response/headers", headers, dict),
     ):
         if not isinstance(value, wanted):
-            raise ReceiptFault("shape", Text("receipts.why.bodies_as_text"), pointer)
+            raise ReceiptFault("shape", Text("receipts.why_bodies_as_text"), pointer)
     if type(status) is not int:
-        raise ReceiptFault("shape", Text("receipts.why.status_number"), "/response/status")
+        raise ReceiptFault("shape", Text("receipts.why_status_number"), "/response/status")
     lowered = {str(name).lower(): str(value) for name, value in headers.items()}
     return path, request_body, answer_body, status, lowered
 
@@ -122,7 +136,7 @@ def check(
     """Every check, in order: the shape, the content digest, the signature with a published key, the
     rooms' digests, and re-scoring under the pinned ruleset (``rescore(path, request, answer)``: True
     when it gives the same ledger, False when not, None when the ruleset is not known here)."""
-    why = "receipts.why.not_signed_route" if paths == SIGNED_PATHS else "receipts.why.one_room"
+    why = "receipts.why_not_signed_route" if paths == SIGNED_PATHS else "receipts.why_one_room"
     path, request_body, answer_body, status, headers = read_shape(receipt, paths, why)
     body = answer_body.encode("utf-8", "surrogatepass")
     _digest_matches(headers, body)
@@ -135,11 +149,11 @@ def check(
     try:
         request, answer = loads(request_body), loads(answer_body)
     except BadDocument:
-        raise ReceiptFault("room_digest", Text("receipts.why.not_json")) from None
+        raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
     _rooms_bound(path, request, answer)
     same = rescore(path, request, answer)
     if same is False:
-        raise ReceiptFault("rescore", Text("receipts.why.ledger_differs"))
+        raise ReceiptFault("rescore", Text("receipts.why_ledger_differs"))
     return Checked(key_id, same is True)
 
 
@@ -165,11 +179,11 @@ def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping
         if failed is not None and name == failed.check:
             outcome, said = "failed", failed.why
         elif failed is not None and CHECKS.index(name) > CHECKS.index(failed.check):
-            outcome, said = "not_run", Text("receipts.why.not_run")
+            outcome, said = "not_run", Text("receipts.why_not_run")
         elif name == "rescore" and checked is not None and not checked.rescored:
-            outcome, said = "not_known", Text("receipts.why.ruleset_not_known")
+            outcome, said = "not_known", Text("receipts.why_ruleset_not_known")
         else:
-            outcome, said = "passed", Text(f"receipts.passed.{name}")
+            outcome, said = "passed", Text(PASSED[name])
         rows.append({"check": name, "outcome": outcome, "message": said.render(language)})
     if checked is not None:
         said_key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
@@ -193,14 +207,14 @@ def from_exchange(method: str, path: str, request_body: bytes, saved_answer: byt
     header lines, a blank line, the body)."""
     head, separator, body = saved_answer.replace(b"\r\n", b"\n").partition(b"\n\n")
     if not separator:
-        raise ReceiptFault("shape", Text("receipts.why.no_blank_line"))
+        raise ReceiptFault("shape", Text("receipts.why_no_blank_line"))
     lines = head.decode("latin-1").split("\n")
     while lines and lines[0].startswith("HTTP/") and " 100 " in lines[0]:  # an interim 100 Continue
         lines = lines[lines.index("") + 1 :] if "" in lines else lines[1:]
     status_line, *header_lines = lines
     parts = status_line.split(" ")
     if not status_line.startswith("HTTP/") or len(parts) < 2 or not parts[1].isdigit():
-        raise ReceiptFault("shape", Text("receipts.why.no_status_line", line=status_line[:40]))
+        raise ReceiptFault("shape", Text("receipts.why_no_status_line", line=status_line[:40]))
     headers = {}
     for line in header_lines:
         name, _, value = line.partition(":")

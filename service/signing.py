@@ -177,15 +177,15 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
     lowered = {name.lower(): value for name, value in headers.items()}
     for needed in ("signature-input", "signature", "content-digest"):
         if needed not in lowered:
-            raise Unverified(Text("receipts.why.no_header", header=needed))
+            raise Unverified(Text("receipts.why_no_header", header=needed))
     try:
         keys = _public_keys(jwks.get("keys", []))
     except (KeyError, TypeError, ValueError, AttributeError):
-        raise Unverified(Text("receipts.why.keys_unusable")) from None
+        raise Unverified(Text("receipts.why_keys_unusable")) from None
     named = _KEY_ID.search(lowered["signature-input"])
     if named is None or named.group(1) not in keys:
         key_id = named.group(1) if named is not None else ""
-        raise Unverified(Text("receipts.why.unknown_key", key_id=key_id[:80]))
+        raise Unverified(Text("receipts.why_unknown_key", key_id=key_id[:80]))
     verifier = HTTPMessageVerifier(signature_algorithm=algorithms.ED25519, key_resolver=_resolver(keys))
     try:
         results = verifier.verify(
@@ -197,6 +197,6 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
             body=body,
         )
     except (HTTPMessageSignaturesException, ValueError):
-        raise Unverified(Text("receipts.why.bad_signature")) from None
+        raise Unverified(Text("receipts.why_bad_signature")) from None
     key_id = str(results[0].parameters["keyid"])
     return key_id

@@ -20,6 +20,14 @@ const KEYS = {
     front_beats_middle: "viewer.foul_front_beats_middle", middle_beats_back: "viewer.foul_middle_beats_back",
   },
   status: { timed_out: "viewer.status_timed_out", left: "viewer.status_left" },
+  receiptCheck: {
+    content_digest: "viewer.receipt_check_content_digest", signature: "viewer.receipt_check_signature",
+    room_digest: "viewer.receipt_check_room_digest", rescore: "viewer.receipt_check_rescore",
+  },
+  receiptOutcome: {
+    passed: "viewer.receipt_outcome_passed", failed: "viewer.receipt_outcome_failed",
+    not_run: "viewer.receipt_outcome_not_run", not_known: "viewer.receipt_outcome_not_known",
+  },
   rank: {
     2: "viewer.rank_2", 3: "viewer.rank_3", 4: "viewer.rank_4", 5: "viewer.rank_5", 6: "viewer.rank_6", 7: "viewer.rank_7",
     8: "viewer.rank_8", 9: "viewer.rank_9", T: "viewer.rank_10", J: "viewer.rank_j", Q: "viewer.rank_q", K: "viewer.rank_k", A: "viewer.rank_a",
@@ -267,7 +275,7 @@ function renderReceipt(checked) {
   $("receipt-heading").textContent = t(checked.verified ? "viewer.receipt_verified" : "viewer.receipt_not_verified");
   $("receipt-message").textContent = checked.message;
   $("receipt-checks").replaceChildren(...checked.checks.map((row) => el("li", { "data-outcome": row.outcome },
-    el("strong", { text: `${t(`viewer.receipt_check_${row.check}`)} (${t(`viewer.receipt_outcome_${row.outcome}`)}): ` }),
+    el("strong", { text: `${t(KEYS.receiptCheck[row.check])} (${t(KEYS.receiptOutcome[row.outcome])}): ` }),
     row.message)));
 }
 

@@ -4,6 +4,7 @@ with an independent verifier is tests/system/test_receipts_interop.py."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -95,7 +96,7 @@ def test_an_unknown_key_a_removed_key_and_a_moved_signature_are_refused(signed: 
     ):
         with pytest.raises(receipts.ReceiptFault) as unknown:
             checked(made, keys)
-        assert (unknown.value.check, unknown.value.why.key) == ("signature", "receipts.why.unknown_key")
+        assert (unknown.value.check, unknown.value.why.key) == ("signature", "receipts.why_unknown_key")
     other = receipt(signed, "/v1/score", {**E1, "stake": 2000})
     moved = _tampered(
         other,
@@ -105,7 +106,7 @@ def test_an_unknown_key_a_removed_key_and_a_moved_signature_are_refused(signed: 
     )
     with pytest.raises(receipts.ReceiptFault) as refused:
         checked(moved, jwks)
-    assert (refused.value.check, refused.value.why.key) == ("signature", "receipts.why.bad_signature")
+    assert (refused.value.check, refused.value.why.key) == ("signature", "receipts.why_bad_signature")
 
 
 def test_without_a_key_answers_are_unsigned_and_state_no_room_digest(client: FlaskClient) -> None:
@@ -117,3 +118,96 @@ def test_without_a_key_answers_are_unsigned_and_state_no_room_digest(client: Fla
 def test_refusals_that_rule_on_no_room_are_not_signed(signed: FlaskClient) -> None:
     assert "Signature" not in signed.post("/v1/score", data=b"{", content_type="application/json").headers
     assert "Signature" not in signed.post("/v1/evaluate", json={"ruleset": "maubinh-2020"}).headers
+
+
+def _contract(path: str) -> dict[str, Any]:
+    import yaml
+
+    spec = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    schema = spec["paths"][path]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    return {"components": spec["components"], **schema}
+
+
+def test_verify_checks_a_receipt_in_place_of_a_claim_and_says_each_check(signed: FlaskClient) -> None:
+    import jsonschema
+
+    made = receipt(signed, "/v1/score", E1)
+    answer = signed.post("/v1/verify", json=made, headers={"Accept-Language": "vi"})
+    checked_here = answer.get_json()["receipt"]
+    assert answer.status_code == 200 and "Signature" in answer.headers
+    assert [(c["check"], c["outcome"]) for c in checked_here["checks"]] == [
+        ("content_digest", "passed"), ("signature", "passed"), ("room_digest", "passed"), ("rescore", "passed")
+    ]  # fmt: skip
+    assert checked_here["verified"] and checked_here["rescored"]
+    assert checked_here["key_id"] == signed.get("/.well-known/jwks.json").get_json()["keys"][0]["kid"]
+    assert checked_here["message"].startswith("đã xác minh: ký bởi ")
+    jsonschema.validate(answer.get_json(), _contract("/v1/verify"))
+
+    moved = _tampered(made, lambda r: r["request"].update(body=r["request"]["body"].replace("1000", "1001", 1)))
+    refused = signed.post("/v1/verify", json=moved).get_json()
+    assert [(c["check"], c["outcome"]) for c in refused["receipt"]["checks"]] == [
+        ("content_digest", "passed"), ("signature", "passed"), ("room_digest", "failed"), ("rescore", "not_run")
+    ]  # fmt: skip
+    assert not refused["receipt"]["verified"] and refused["receipt"]["key_id"] is None
+    assert refused["receipt"]["message"] == (
+        "not verified: room digest: result 0's room_digest is not the digest of the request's room"
+    )
+    jsonschema.validate(refused, _contract("/v1/verify"))
+
+
+def test_a_receipt_of_an_unknown_ruleset_verifies_without_the_rules_applied_again(tmp_path: Path) -> None:
+    house = tmp_path / "rulesets"
+    (house / "club-x").mkdir(parents=True)
+    patch = {"id": "club-x", "title": "Club X", "scoop": {"multiplier": 3}}
+    (house / "club-x" / "1.json").write_text(json.dumps({"base": "maubinh-2020@3", "patch": patch}))
+    key_file = str(key(tmp_path / "k.pem"))
+    serving = create_app({"log_requests": False, "signing_key_file": key_file, "rulesets_dir": str(house)})
+    made = receipt(serving.test_client(), "/v1/score", {**E1, "ruleset": "club-x@1"})
+    elsewhere = create_app({"log_requests": False, "signing_key_file": key_file}).test_client()
+    rows = elsewhere.post("/v1/verify", json=made).get_json()["receipt"]
+    assert rows["verified"] and not rows["rescored"]
+    assert rows["checks"][-1]["outcome"] == "not_known"
+
+
+@pytest.mark.parametrize(
+    ("change", "pointer", "code"),
+    [
+        (lambda r: r["response"].pop("headers"), "/response/headers", "required"),
+        (lambda r: r.update(receipt=2), "/receipt", "not_one_of"),
+        (lambda r: r["request"].update(path="/v1/score/batch"), "/request/path", "not_one_of"),
+        (lambda r: r["response"].update(status="200"), "/response/status", "wrong_type"),
+        (lambda r: r["request"].update(body={"a": 1}), "/request/body", "wrong_type"),
+    ],
+    ids=["no headers", "version 2", "a batch", "status as text", "body as an object"],
+)
+def test_a_receipt_of_the_wrong_shape_is_refused_pointing_at_the_member(
+    signed: FlaskClient, change: Any, pointer: str, code: str
+) -> None:
+    answer = signed.post("/v1/verify", json=_tampered(receipt(signed, "/v1/score", E1), change))
+    assert answer.status_code == 422
+    assert [(f["pointer"], f["code"]) for f in answer.get_json()["errors"]] == [(pointer, code)]
+
+
+def test_a_receipt_signed_by_a_key_the_service_does_not_publish_is_not_verified(
+    signed: FlaskClient, tmp_path: Path
+) -> None:
+    other = create_app({"log_requests": False, "signing_key_file": str(key(tmp_path / "o.pem"))}).test_client()
+    checked_here = signed.post("/v1/verify", json=receipt(other, "/v1/score", E1)).get_json()["receipt"]
+    failed = [c for c in checked_here["checks"] if c["outcome"] == "failed"]
+    assert [c["check"] for c in failed] == ["signature"] and "no published key has the id" in failed[0]["message"]
+
+
+def test_a_number_too_large_for_any_float_is_refused_as_unreadable(signed: FlaskClient) -> None:
+    answer = signed.post("/v1/score", data=b'{"stake": 1e400}', content_type="application/json")
+    assert answer.status_code == 400 and "Signature" not in answer.headers
+    assert "the number 1e400 is too large to read" in answer.get_json()["detail"]
+
+
+def test_a_refused_room_with_a_number_past_2_to_the_53_is_signed_and_bound(signed: FlaskClient) -> None:
+    """JCS writes such a number as ECMAScript's nearest double; the refusal still binds the room."""
+    import rfc8785
+
+    answer = signed.post("/v1/score", json={**E1, "stake": 2**60 + 1})
+    assert answer.status_code == 422
+    as_double = rfc8785.dumps({**E1, "stake": float(2**60 + 1)})
+    assert answer.get_json()["room_digest"] == "sha256:" + hashlib.sha256(as_double).hexdigest()

@@ -36,7 +36,7 @@ ALLOWED = {
     "as_arranged", "automatic", "surrogate", "html", "readyz", "healthz", "metrics", "true", "false",
     "null", "merge", "rfc", "unlocked", "locked", "version", "digest", "sha256", "hex", "token", "key", "keys",
     "detail", "title", "nan", "header", "allow", "byte", "bytes", "callers", "routes", "ratelimit", "policy",
-    "new", "unknown", "anonymous", "sha", "expires", "redis", "rediss", "unix",
+    "new", "unknown", "anonymous", "sha", "expires", "redis", "rediss", "unix", "receipts", "make",
 }  # fmt: skip
 """Words an English reader would take for English, but that are names in a Vietnamese sentence."""
 
@@ -105,6 +105,33 @@ def _cli_paths(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     yield "keys new: a key file that exists", ["keys", "new", "club-a", "--key-file", str(tmp_path / "taken.key")]
     yield "keys check: a missing file", ["keys", "check", str(tmp_path / "nope.toml")]
     yield "keys check: a bad file", ["keys", "check", str(tmp_path / "callers.toml")]
+    vectors = json.loads((Path(__file__).resolve().parents[1] / "receipts" / "vectors.json").read_text("utf-8"))
+    signed = {"receipt": 1, "request": vectors["request"], "response": vectors["response"]}
+    (tmp_path / "jwks.json").write_text(json.dumps(vectors["key"]["jwks"]))
+    (tmp_path / "no-keys.json").write_text(json.dumps({"keys": []}))
+    tampered = json.loads(json.dumps(signed))
+    tampered["response"]["body"] = tampered["response"]["body"].replace("-9000", "-3000", 1)
+    (tmp_path / "tampered.json").write_text(json.dumps(tampered))
+    (tmp_path / "signed.json").write_text(json.dumps(signed))
+    (tmp_path / "shapeless.json").write_text(json.dumps({"receipt": 1, "request": vectors["request"]}))
+    (tmp_path / "no-blank-line.txt").write_text("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n")
+    jwks, keys = str(tmp_path / "jwks.json"), "--keys"
+    yield "receipts: no subcommand", ["receipts"]
+    yield "receipts verify: a missing file", ["receipts", "verify", str(tmp_path / "nope.json"), keys, jwks]
+    yield "receipts verify: not JSON", ["receipts", "verify", str(tmp_path / "bad.json"), keys, jwks]
+    yield "receipts verify: a missing key set", ["receipts", "verify", str(tmp_path / "signed.json"), keys, "k.json"]
+    yield "receipts verify: without --keys", ["receipts", "verify", str(tmp_path / "signed.json")]
+    yield "receipts verify: a tampered answer", ["receipts", "verify", str(tmp_path / "tampered.json"), keys, jwks]
+    yield "receipts verify: a key not published", [
+        "receipts", "verify", str(tmp_path / "signed.json"), keys, str(tmp_path / "no-keys.json")
+    ]  # fmt: skip
+    yield "receipts verify: no response", ["receipts", "verify", str(tmp_path / "shapeless.json"), keys, jwks]
+    yield "receipts make: a missing answer", [
+        "receipts", "make", "--request", str(tmp_path / "room.json"), "--answer", str(tmp_path / "nope.txt")
+    ]  # fmt: skip
+    yield "receipts make: no blank line", [
+        "receipts", "make", "--request", str(tmp_path / "room.json"), "--answer", str(tmp_path / "no-blank-line.txt")
+    ]  # fmt: skip
     yield "no command", []
 
 
