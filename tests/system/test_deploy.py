@@ -27,6 +27,7 @@ PRODUCTION = DEPLOY / "k8s" / "overlays" / "production"
 MONITORING = DEPLOY / "k8s" / "components" / "monitoring"
 CALLERS = DEPLOY / "k8s" / "components" / "callers"
 QUOTAS = DEPLOY / "k8s" / "components" / "quotas"
+SIGNING = DEPLOY / "k8s" / "components" / "signing"
 TOOLS = ROOT / ".tools"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
@@ -439,3 +440,26 @@ def test_the_docs_key_recipe_writes_a_usable_key_or_nothing(tmp_path: Path) -> N
     [line] = target.read_text("utf-8").splitlines()
     settings = Settings.from_env(dict([line.split("=", 1)]))
     assert len(settings.api_keys) == 1 and len(settings.api_keys[0]) >= 40
+
+
+def test_the_signing_component_mounts_the_key_from_a_secret_it_does_not_ship(tmp_path: Path) -> None:
+    """The key and the older published keys come from the Secret maubinh-signing, read-only and
+    readable by the pod's group (fsGroup) and root alone; the component ships no Secret, so no private key is in git."""
+    objects = render(with_components(tmp_path, PRODUCTION, SIGNING))
+    version = kubernetes_validate.latest_version()
+    for obj in objects:
+        kubernetes_validate.validate(obj, version, strict=True)
+    pods = _deployment(objects)["spec"]["template"]["spec"]
+    container = pods["containers"][0]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "signing")
+    assert mount["readOnly"] and "subPath" not in mount
+    assert env["MAUBINH_SIGNING_KEY_FILE"] == mount["mountPath"] + "/signing.pem"
+    assert env["MAUBINH_PUBLISHED_KEYS_FILE"] == mount["mountPath"] + "/published.json"
+    volume = next(v for v in pods["volumes"] if v["name"] == "signing")["secret"]
+    assert volume["secretName"] == "maubinh-signing" and volume["defaultMode"] == 0o440
+    assert not any(o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-signing" for o in objects)
+    assert (
+        Settings.from_env({k: v for k, v in env.items() if v is not None}).signing_key_file
+        == env["MAUBINH_SIGNING_KEY_FILE"]
+    )

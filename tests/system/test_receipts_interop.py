@@ -41,14 +41,18 @@ def test_a_receipt_saved_with_curl_checks_against_the_service_s_url(tmp_path: Pa
         (tmp_path / "room.json").write_text(json.dumps(E1))
         page = (ROOT / "docs" / "receipts.md").read_text("utf-8")
         lines = shell_lines(page.split("## Receipts\n", 1)[1].split("\n## ", 1)[0])
-        assert len(lines) == 3  # curl -i, receipts make, receipts verify: as docs/receipts.md writes them
+        assert len(lines) == 4  # curl -i, receipts make, receipts verify, POST /v1/verify: as the page writes them
+        said = []
         for line in lines:
             done = subprocess.run(
                 ["bash", "-c", line.replace(".venv/bin/maubinh", MAUBINH).replace(SERVICE, base)],
                 cwd=tmp_path, capture_output=True, text=True, check=False,
             )  # fmt: skip
             assert done.returncode == 0, f"{line}\n{done.stderr}"
-        assert "the rules applied again give the same ledger" in done.stdout
+            said.append(done.stdout)
+        assert "the rules applied again give the same ledger" in said[2]
+        checked = json.loads(said[3])["receipt"]
+        assert checked["verified"] and [c["outcome"] for c in checked["checks"]] == ["passed"] * 4
         made = (tmp_path / "receipt.json").read_text()
         receipt = json.loads(made)
         jwks = json.loads(

@@ -464,7 +464,7 @@ def test_a_receipt_pasted_as_the_room_is_checked_and_its_answer_shown(browser: B
     page.get_by_label("JSON của ván bài").fill(json.dumps(made))
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#receipt-heading")).to_have_text(
-        "Biên nhận đã được xác minh: dịch vụ đã ký câu trả lời này cho đúng ván này"
+        "Biên nhận đã được xác minh: dịch vụ đã ký phản hồi này cho đúng ván này"
     )
     expect(page.locator("#receipt-checks li[data-outcome=passed]")).to_have_count(4)
     expect(page.locator("#summary tr[data-player=P] td").nth(1)).to_have_text("−9.000")
