@@ -211,3 +211,17 @@ def test_a_refused_room_with_a_number_past_2_to_the_53_is_signed_and_bound(signe
     assert answer.status_code == 422
     as_double = rfc8785.dumps({**E1, "stake": float(2**60 + 1)})
     assert answer.get_json()["room_digest"] == "sha256:" + hashlib.sha256(as_double).hexdigest()
+
+
+@pytest.mark.parametrize("leaf", ["1.5", str(2**60), '{"\\ud83d\\ude00": 1, "\\ue000": 2}'])
+def test_a_room_nested_as_deep_as_the_reader_allows_is_refused_signed_not_failed(
+    signed: FlaskClient, leaf: str
+) -> None:
+    """The canonical form of any document the strict reader takes: deep, with fractions, past 2^53."""
+    for depth in (400, 900, 985):  # up to where the reader itself refuses (400, unsigned)
+        room = '{"ruleset": "maubinh-2020", "x": ' + "[" * depth + leaf + "]" * depth + "}"
+        single = signed.post("/v1/score", data=room, content_type="application/json")
+        assert single.status_code in ((422,) if depth == 400 else (422, 400))
+        assert single.status_code == 400 or single.get_json()["room_digest"].startswith("sha256:")
+        batch = signed.post("/v1/score/batch", data='{"rooms": [' + room + "]}", content_type="application/json")
+        assert batch.status_code in ((200,) if depth == 400 else (200, 400))
