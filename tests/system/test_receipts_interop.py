@@ -79,6 +79,9 @@ def test_the_test_vectors_are_their_script_s_output_and_an_independent_verifier_
     spec.loader.exec_module(module)
     assert VECTORS.read_text("utf-8") == module.vectors(), "run scripts/receipt_vectors.py"
     vectors = json.loads(VECTORS.read_text("utf-8"))
+    page = (ROOT / "docs" / "receipts.md").read_text("utf-8")
+    shown = [vectors["canonical_request"], vectors["room_digest"], *vectors["response"]["headers"].values()]
+    assert [value for value in shown if value not in page] == []  # docs/receipts.md shows the vectors too
     response = vectors["response"]
     agreed = node(
         {
