@@ -106,7 +106,8 @@ def read_shape(
 ) -> tuple[str, str, str, int, dict[str, str]]:
     """A receipt's path, request body, answer body, status and headers (names in lower case), or the
     shape fault, pointing at its member; ``why`` says what ``paths`` are, for a path outside them."""
-    if _member(receipt, "receipt") != 1:
+    version = _member(receipt, "receipt")
+    if type(version) is not int or version != 1:
         raise ReceiptFault("shape", Text("receipts.why_not_version_1"), "/receipt", "not_one_of")
     path = _member(receipt, "request", "path")
     if path not in paths:
@@ -123,6 +124,14 @@ def read_shape(
             raise ReceiptFault("shape", Text("receipts.why_bodies_as_text"), pointer)
     if type(status) is not int:
         raise ReceiptFault("shape", Text("receipts.why_status_number"), "/response/status")
+    for name, value in headers.items():
+        if not isinstance(value, str):
+            raise ReceiptFault(
+                "shape", Text("receipts.why_header_text", header=name[:64]), f"/response/headers/{name[:64]}"
+            )
+    method = receipt["request"].get("method", "POST")
+    if method != "POST":
+        raise ReceiptFault("shape", Text("receipts.why_not_post"), "/request/method", "not_one_of")
     lowered = {str(name).lower(): str(value) for name, value in headers.items()}
     return path, request_body, answer_body, status, lowered
 

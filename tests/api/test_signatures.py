@@ -177,8 +177,20 @@ def test_a_receipt_of_an_unknown_ruleset_verifies_without_the_rules_applied_agai
         (lambda r: r["request"].update(path="/v1/score/batch"), "/request/path", "not_one_of"),
         (lambda r: r["response"].update(status="200"), "/response/status", "wrong_type"),
         (lambda r: r["request"].update(body={"a": 1}), "/request/body", "wrong_type"),
+        (lambda r: r.update(receipt=True), "/receipt", "not_one_of"),
+        (lambda r: r["response"]["headers"].update({"x-extra": {}}), "/response/headers/x-extra", "wrong_type"),
+        (lambda r: r["request"].update(method="GET"), "/request/method", "not_one_of"),
     ],
-    ids=["no headers", "version 2", "a batch", "status as text", "body as an object"],
+    ids=[
+        "no headers",
+        "version 2",
+        "a batch",
+        "status as text",
+        "body as an object",
+        "version true",
+        "a header not text",
+        "GET",
+    ],
 )
 def test_a_receipt_of_the_wrong_shape_is_refused_pointing_at_the_member(
     signed: FlaskClient, change: Any, pointer: str, code: str
