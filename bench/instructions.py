@@ -104,6 +104,17 @@ def per_room(command: list[str], small: Path, large: Path, env: dict[str, str] |
     return (instructions([*command, str(large)], env) - instructions([*command, str(small)], env)) / 600
 
 
+def added_by(command: list[str], mode: str, small: Path, large: Path, env: dict[str, str]) -> tuple[list[float], float]:
+    """What ``mode`` adds to a plain ``score`` request, as a fraction, under hash seeds 0, 1 and 2 (each
+    seed the same for both runs: seeds move a run by up to 2%, dict layouts); and the last seed's count."""
+    fractions, last = [], 0.0
+    for seed in ("0", "1", "2"):
+        fixed = {"PYTHONHASHSEED": seed, **env}
+        plain, last = (per_room([*command, run], small, large, fixed) for run in ("score", mode))
+        fractions.append((last - plain) / plain)
+    return fractions, last
+
+
 def sample(name: str, loop_text: str) -> tuple[Path, Path, Path]:
     """A fresh folder with 200 and 800 four-player rooms as JSON lines, and ``loop_text`` as a script:
     (small, large, loop)."""
@@ -143,24 +154,10 @@ def main() -> None:
         f'[callers.c{n}]\nkeys = [{{ sha256 = "{hashlib.sha256(f"bench-key-{n}".encode()).hexdigest()}" }}]\n'
         for n in range(1000)
     ))  # fmt: skip
-    # Hash seeds move a run by up to 2% (dict layouts): the key's cost is the median over three, each
-    # seed the same for both runs.
-    added = []
-    for seed in ("0", "1", "2"):
-        fixed = {"PYTHONHASHSEED": seed, "BENCH_CALLERS": str(callers)}
-        open_, keyed = (
-            per_room([sys.executable, str(requests), mode], small, large, fixed) for mode in ("score", "keyed")
-        )
-        added.append((keyed - open_) / open_)
+    added, keyed = added_by([sys.executable, str(requests)], "keyed", small, large, {"BENCH_CALLERS": str(callers)})
     key = requests.with_name("signing.pem")
     subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True)
-    signing = []
-    for seed in ("0", "1", "2"):
-        fixed = {"PYTHONHASHSEED": seed, "BENCH_SIGNING_KEY": str(key)}
-        open_, signed = (
-            per_room([sys.executable, str(requests), mode], small, large, fixed) for mode in ("score", "signed")
-        )
-        signing.append((signed - open_) / open_)
+    signing, signed = added_by([sys.executable, str(requests)], "signed", small, large, {"BENCH_SIGNING_KEY": str(key)})
     _, _, floor_loop = sample("floor", FLOOR)
     floor = per_room([sys.executable, str(floor_loop), "floor"], small, large) - per_room(
         [sys.executable, str(floor_loop), "answer"], small, large

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from flask import Flask, Response, current_app, g, request
+from flask import Flask, Response, current_app, request
 
 from service.signing import Signer, room_digest
 
@@ -64,5 +64,4 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
             return response
         body = response.get_data()  # the whole answer: its digest comes before its first byte
         response.headers.update(signing.headers(response.status_code, response.content_type or "", body))
-        g.signed = True
         return response
