@@ -12,7 +12,7 @@ import os
 
 from setuptools import setup
 
-SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "stages")]
+SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "settlement", "aces")]
 COMPILED = [
     *SCORING,
     "service/serialize.py",

@@ -3,7 +3,7 @@
 Figures (medians over rounds, each command run whole, start-up included):
 - `maubinh score --jsonl --jobs 2` writing JSON lines, against the same with `--format parquet`
   (goal: Parquet costs <= 15% over JSON lines), and the peak RSS of its largest process;
-- the Spark job (`service.spark.audit`) on `local[2]` over the same file, against the CLI's
+- the Spark job (`service.bulk.spark.audit`) on `local[2]` over the same file, against the CLI's
   `--jobs 2` JSON lines (goal >= 0.7x), its session started once and not counted (a cluster's
   executors are up before a job), each round scoring and writing every table;
 - sizing on paper: executors and hours for 10^9 rooms at the measured rate per core.
@@ -73,7 +73,7 @@ def main() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from service.spark import audit
+    from service.bulk.spark import audit
 
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.driver.memory", "4g").config("spark.ui.showConsoleProgress", "false").getOrCreate())  # fmt: skip

@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from rooms import DECK, four_player_rooms
 
-from service.jsonl import cores
+from service.bulk.jsonl import cores
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 

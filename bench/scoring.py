@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rooms import four_player_rooms
 
 from service.documents import score_document
-from service.rulesets.catalogue import catalogue_for
+from service.rulesets.operator_folder import catalogue_for
 from service.scoring import score
 from service.serialize import dumps, result_json
 from service.strict_json import loads

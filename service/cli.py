@@ -37,15 +37,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
-from service import callers, jsonl, spreadsheet
+from service import callers
+from service.bulk import jsonl, spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
 from service.extras import AUDIT, missing
-from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, builtin_catalogue, catalogue_for
+from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import (
     LOCK_FILE,
     OperatorFileError,
+    catalogue_for,
     load_folder,
     load_operator_file,
     lock_text,
@@ -143,8 +145,8 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         if absent:
             print(f"maubinh {name}: {absent}", file=sys.stderr)
             return EXIT_USAGE
-    from service.audit_report import HashedLines, Report
-    from service.table_files import ParquetTables
+    from service.bulk.audit_report import HashedLines, Report
+    from service.bulk.table_files import ParquetTables
 
     if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
         say(name, "cli.output_is_a_file", args.lang, path=args.output)

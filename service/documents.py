@@ -22,9 +22,9 @@ from service.serialize import (
     result_json,
     ruleset_block,
 )
-from service.stages import stage
 from service.strict_json import BadDocument, loads
 from service.texts import Language, Text
+from service.traced_stages import stage
 from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
 from service.verify import compare
 

@@ -1,9 +1,9 @@
 """spark-submit's entry point for bulk audits: ``spark-submit [options] deploy/spark/audit.py score|verify
-IN -o OUT`` (README, "Audits at scale"). The work is service.spark's; executors need the package."""
+IN -o OUT`` (README, "Audits at scale"). The work is service.bulk.spark's; executors need the package."""
 
 import sys
 
-from service.spark import main
+from service.bulk.spark import main
 
 if __name__ == "__main__":
     sys.exit(main())

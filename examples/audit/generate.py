@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from service.documents import score_document
-from service.rulesets.catalogue import catalogue_for
+from service.rulesets.operator_folder import catalogue_for
 
 HERE = Path(__file__).resolve().parent
 ROUNDS = 3000

@@ -11,8 +11,8 @@ from service.api import auth, batch_slots, connection, errors, language, logs, m
 from service.api.config import Settings, callers_of, signing_of
 from service.api.views import api
 from service.hands import hand_table
-from service.rulesets.catalogue import Catalogue, builtin_catalogue, catalogue_for
-from service.rulesets.operator_folder import OperatorFileError
+from service.rulesets.catalogue import Catalogue, builtin_catalogue
+from service.rulesets.operator_folder import OperatorFileError, catalogue_for
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

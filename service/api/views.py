@@ -46,9 +46,9 @@ from service.problem_types import PROBLEM_TYPES
 from service.receipts import receipt_document
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
-from service.stages import stage
 from service.strict_json import loads, most_values
 from service.texts import LANGUAGES, Text, phrasebook
+from service.traced_stages import stage
 
 api = Blueprint("api", __name__)
 

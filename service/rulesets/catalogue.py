@@ -32,7 +32,6 @@ from service.rulesets import (
     with_defaults,
 )
 from service.rulesets.checks import unknown_deletions
-from service.rulesets.operator_folder import load_folder
 from service.suggest import near
 from service.texts import Text
 
@@ -272,7 +271,7 @@ class Catalogue:
         return Catalogue([ruleset for rid in kept for ruleset in self.versions(rid)])
 
     def with_rulesets(self, added: list[Ruleset]) -> Catalogue:
-        """This catalogue plus ``added`` (an operator's folder: operator_folder.load_folder)."""
+        """This catalogue plus ``added`` (an operator's folder: operator_folder.catalogue_for)."""
         return Catalogue([r for rid in self._versions for r in self.versions(rid)] + added)
 
 
@@ -291,14 +290,6 @@ def _builtin_documents() -> Iterator[dict[str, Any]]:
                         ]
                     )
                 yield document
-
-
-def catalogue_for(directory: str | None) -> Catalogue:
-    """The built-in rulesets plus an operator's folder, if any; a bad file raises OperatorFileError."""
-    if not directory:
-        return builtin_catalogue()
-    builtins = builtin_catalogue()
-    return builtins.with_rulesets([ruleset for _, ruleset in load_folder(directory, builtins).rulesets])
 
 
 @cache

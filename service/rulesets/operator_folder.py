@@ -20,14 +20,12 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path as FilePath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.rulesets import Ruleset, RulesetError, RulesetFault
+from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.strict_json import BadDocument, loads
 from service.texts import Named, Text, os_error
-
-if TYPE_CHECKING:
-    from service.rulesets.catalogue import Catalogue
 
 LOCK_FILE = "rulesets.lock"
 VERSION_FILE = re.compile(r"[1-9][0-9]{0,5}\.json")
@@ -191,3 +189,11 @@ def write_lock(directory: FilePath, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def catalogue_for(directory: str | None) -> Catalogue:
+    """The built-in rulesets plus an operator's folder, if any; a bad file raises OperatorFileError."""
+    if not directory:
+        return builtin_catalogue()
+    builtins = builtin_catalogue()
+    return builtins.with_rulesets([ruleset for _, ruleset in load_folder(directory, builtins).rulesets])

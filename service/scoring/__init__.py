@@ -10,8 +10,11 @@ field that the line names.
 
 from __future__ import annotations
 
+from typing import Final
+
 from service.contract import Room
 from service.hands import POSITIONS
+from service.scoring.aces import ace_lines
 from service.scoring.evaluation import (
     EvaluatedRoom,
     arrangement_foul,
@@ -21,7 +24,11 @@ from service.scoring.evaluation import (
     ruleset_arrangement_patterns,
 )
 from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
-from service.scoring.stages import STAGES, scoop_payment
+from service.scoring.settlement import chi_lines, foul_lines, instant_win_lines, scoop_lines, scoop_payment
+
+STAGES: Final = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
+"""The settlement's stages in the order of docs/rules.md; each stage's lines come after the previous
+stage's (§9.4 item 10)."""
 
 __all__ = [
     "STAGES",

@@ -20,12 +20,13 @@ from flask.testing import FlaskClient
 from helpers import golden_cases
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from service import documents, jsonl, spreadsheet
+from service import documents
 from service.api import create_app
 from service.api.logs import request_id
+from service.bulk import jsonl, spreadsheet
 from service.rulesets import check_document, with_defaults
-from service.rulesets.catalogue import builtin_catalogue, catalogue_for
-from service.rulesets.operator_folder import OperatorFileError
+from service.rulesets.catalogue import builtin_catalogue
+from service.rulesets.operator_folder import OperatorFileError, catalogue_for
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 """docs/rules.md §10 E1 at stake 1000: P pays Q 9000 in all (chi 3000, scoop 6000)."""

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from service.tables import COLUMNS, arrow_schema
+from service.bulk.tables import COLUMNS, arrow_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden"
@@ -185,7 +185,8 @@ def test_a_big_file_is_written_in_row_groups_not_held(
 ) -> None:
     """Rows leave memory a row group at a time: with a row group of 500 rows, the ledger of a few
     hundred rooms is several row groups."""
-    from service import cli, table_files
+    from service import cli
+    from service.bulk import table_files
 
     monkeypatch.setattr(table_files, "ROW_GROUP_ROWS", 500)
     assert cli.main(["score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path), "--jobs", "1"]) == 0
@@ -219,7 +220,7 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         pytest.skip("Spark needs Java (CI installs it; MAUBINH_REQUIRE_JAVA=1 makes this a failure)")
     from pyspark.sql import SparkSession
 
-    from service.spark import audit
+    from service.bulk.spark import audit
 
     rooms = _rooms_file(tmp_path / "rooms.jsonl", 4)
     claims = _claims_file(tmp_path / "claims.jsonl", rooms)

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 from server import call, free_port
 
-from service.tables import COLUMNS
+from service.bulk.tables import COLUMNS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from rooms import four_player_rooms

@@ -3,7 +3,7 @@
 One scored, verified or refused room gives rows of five tables (docs/audits.md, "The tables", documents
 each column): ``rooms`` (one row a room), ``players``, ``ledger``, ``problems`` and, for verify,
 ``differences``. The command line writes them as Parquet (``--format parquet``) and the Spark job
-(:mod:`service.spark`) writes the same rows, so the two agree table for table. Amounts are 64-bit
+(:mod:`service.bulk.spark`) writes the same rows, so the two agree table for table. Amounts are 64-bit
 integers, never floats. Pure Python: pyarrow is imported only by :func:`arrow_schema`.
 """
 

@@ -1,5 +1,5 @@
 """Bulk audits on Spark: a DataFrame of rooms scored (or verified) on the executors by the same
-pipeline as the command line, into the same tables (:mod:`service.tables`).
+pipeline as the command line, into the same tables (:mod:`service.bulk.tables`).
 
 ``mapInArrow``, not ``mapInPandas``: each partition arrives as Arrow record batches and leaves as
 Arrow record batches built straight from the table rows (a list of structs per table and room), with
@@ -21,8 +21,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from service.bulk.tables import COLUMNS, Rows, round_id_of, tables_for
 from service.extras import SPARK, missing
-from service.tables import COLUMNS, Rows, round_id_of, tables_for
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def _scorer(operation: str) -> Any:
     """The operation and the catalogue, made once per executor process (tables, rulesets)."""
     if operation not in _answering:
         from service.documents import OPERATIONS, prepare
-        from service.rulesets.catalogue import RULESETS_DIR_ENV, catalogue_for
+        from service.rulesets.catalogue import RULESETS_DIR_ENV
+        from service.rulesets.operator_folder import catalogue_for
 
         prepare(operation)
         _answering[operation] = (OPERATIONS[operation], catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None))
@@ -63,7 +64,7 @@ def score_partition(
     batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow``'s function: batches of (line, room JSON text) → batches of nested table rows."""
-    from service.jsonl import answer_line
+    from service.bulk.jsonl import answer_line
 
     handler, catalogue = _scorer(operation)
     for batch in batches:

@@ -1,4 +1,4 @@
-"""The tables (:mod:`service.tables`) as Parquet files in a directory, one per table, written as the
+"""The tables (:mod:`service.bulk.tables`) as Parquet files in a directory, one per table, written as the
 chunks of a run arrive: memory holds at most a row group's rows a table, whatever the input's size."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from service.tables import VERIFY_TABLES, arrow_schema, decode_rows, tables_for
+from service.bulk.tables import VERIFY_TABLES, arrow_schema, decode_rows, tables_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,7 +37,7 @@ class ParquetTables:
         self._rows = dict.fromkeys(self._writers, 0)
 
     def add(self, encoded: bytes) -> None:
-        """One chunk's rows (:func:`service.tables.encode_rows`)."""
+        """One chunk's rows (:func:`service.bulk.tables.encode_rows`)."""
         for table, batch in decode_rows(self.operation, encoded).items():
             if batch.num_rows:
                 self._pending[table].append(batch)

@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
+from service.bulk.spreadsheet import ledger_rows
+from service.bulk.tables import Rows, round_id_of
 from service.documents import OPERATIONS, answer, prepare
-from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue, catalogue_for
+from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue
+from service.rulesets.operator_folder import catalogue_for
 from service.serialize import dumps, problem_json
-from service.spreadsheet import ledger_rows
-from service.tables import Rows, round_id_of
 from service.texts import Language, Text
 from service.verify import settles
 
@@ -55,7 +56,7 @@ class Worker:
     language: Language
     defaults: dict[str, Any]
     tables: bool = False
-    """Also each answer's table rows (:mod:`service.tables`), for Parquet and the audit report."""
+    """Also each answer's table rows (:mod:`service.bulk.tables`), for Parquet and the audit report."""
 
 
 _worker: Worker | None = None
@@ -84,7 +85,7 @@ class Chunk:
     refused: int
     agreed: int
     tables: bytes = b""
-    """With tables: the chunk's rows, an Arrow IPC stream per table (:meth:`service.tables.Rows.encode`)."""
+    """With tables: the chunk's rows, an Arrow IPC stream per table (:meth:`service.bulk.tables.Rows.encode`)."""
     requests: tuple[tuple[int, bytes], ...] = ()
     """With the tables format, verify: each disagreeing line's request, for the report's links."""
 

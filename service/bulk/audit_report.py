@@ -6,7 +6,7 @@ used with its digest); rounds checked, agreed, disagreed and refused, refusals b
 dispute by step and by ruleset as bar charts (matplotlib, drawn to inline SVG: no JavaScript, no CDN,
 text kept as text so the page is searchable and translatable); the rounds with the most money in
 dispute, every player of each, with a link into the viewer's verify mode. It is built from the same
-table rows as the Parquet files (:mod:`service.tables`), chunk by chunk, so it holds sums and the
+table rows as the Parquet files (:mod:`service.bulk.tables`), chunk by chunk, so it holds sums and the
 few largest rounds only.
 """
 
@@ -25,12 +25,12 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from service import version
-from service.tables import decode_rows
+from service.bulk.tables import decode_rows
 from service.texts import Language, Text
 from service.verify import AMOUNTS_ONLY, STEP_TEXTS
 
 if TYPE_CHECKING:
-    from service.jsonl import Chunk, Summary
+    from service.bulk.jsonl import Chunk, Summary
 
 LARGEST = 20
 """How many rounds with the most money in dispute the report lists (and keeps the requests of)."""

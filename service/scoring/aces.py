@@ -1,0 +1,120 @@
+"""The chi Át stage (docs/rules.md §7, §11.1, §12.1): settled last and never multiplied, by collectors
+or by balance."""
+
+from __future__ import annotations
+
+from service.rulesets import AceBalance, AceCollectors
+from service.scoring.evaluation import EvaluatedRoom, pair_indices
+from service.scoring.results import LedgerLine, PlayerResult
+from service.scoring.settlement import ledger_line
+from service.texts import Named
+
+
+def _four_aces_arranged(player: PlayerResult) -> bool:
+    return (
+        not player.fouled
+        and player.hands is not None
+        and any(player.hands[p].kind is not None and player.hands[p].kind == "four_aces" for p in ("back", "middle"))
+    )
+
+
+def ace_lines(room: EvaluatedRoom) -> list[LedgerLine]:
+    """§7, last and never multiplied, in rooms of the rule's size: by collectors (§7, §11.1) or by
+    balance (§12.1); none at all when someone holds an instant win and the rule skips it then."""
+    rule = room.ruleset.aces
+    if rule is None or len(room.players) != rule.room_size:
+        return []
+    if rule.skip_when_instant_win and any(p.instant_win is not None for p in room.players):
+        return []
+    if isinstance(rule, AceBalance):
+        return _ace_balance_lines(room, rule)
+    return _ace_collector_lines(room, rule)
+
+
+def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine]:
+    """§12.1: each player's balance is (aces − 1) × u; creditors in request order collect from the
+    debtors in request order, each debtor paying what it still owes, until paid."""
+    u = rule.units_per_ace
+    owed = [(p.aces - 1) * u for p in room.players]
+    lines: list[LedgerLine] = []
+    for creditor in range(len(owed)):
+        for debtor in range(len(owed)):
+            if owed[creditor] <= 0:
+                break
+            if owed[debtor] >= 0:
+                continue
+            paid = min(owed[creditor], -owed[debtor])
+            owed[debtor] += paid
+            owed[creditor] -= paid
+            values = {
+                "payer": room.players[debtor].id,
+                "payee": room.players[creditor].id,
+                "payer_aces": _aces_held(room.players[debtor].aces),
+                "payee_aces": _aces_held(room.players[creditor].aces),
+                "units_per_ace": u,
+                "units": paid,
+            }
+            lines.append(
+                ledger_line(room, "ace", debtor, creditor, paid, "aces.units_per_ace", ("ledger.ace_balance", values))
+            )
+    return lines
+
+
+def _aces_held(aces: int) -> Named:
+    """What a player holds, in a sentence: "holds 2 aces", "có 2 lá Át", "holds no ace", "không có Át"."""
+    if aces == 0:
+        return Named("holds no ace", "không có Át")
+    return Named(f"holds {aces} ace{'s' if aces > 1 else ''}", f"có {aces} lá Át")
+
+
+def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[LedgerLine]:
+    """Four aces not arranged together collect from everyone; else the players with no ace pay
+    ``no_ace_pays`` shared among those with ``collector_min_aces`` or more."""
+    players = room.players
+    lines: list[LedgerLine] = []
+    quad = next((k for k, p in enumerate(players) if p.aces == 4), None)
+    if quad is not None:
+        holder = players[quad]
+        if _four_aces_arranged(holder):
+            return lines
+        for other in range(len(players)):
+            if other != quad:
+                lines.append(
+                    ledger_line(
+                        room,
+                        "ace",
+                        other,
+                        quad,
+                        rule.four_aces_receives,
+                        "aces.four_aces_receives",
+                        ("ledger.four_aces", {"holder": holder.id, "units": rule.four_aces_receives}),
+                    )
+                )
+        return lines
+    collectors = [k for k, p in enumerate(players) if p.aces >= rule.collector_min_aces]
+    if not collectors:
+        return lines
+    share, remainder = divmod(rule.no_ace_pays, len(collectors))
+    shares = [share + (1 if k < remainder else 0) for k in range(len(collectors))]
+    said = {"pays": rule.no_ace_pays, "collectors": len(collectors), "least": rule.collector_min_aces,
+            "shares": _ace_shares([players[k].id for k in collectors], shares, remainder > 0)}  # fmt: skip
+    key = "ledger.no_ace_one" if len(collectors) == 1 else "ledger.no_ace"
+    for i, j in pair_indices(len(players)):
+        for payer, payee in ((i, j), (j, i)):
+            if players[payer].aces == 0 and payee in collectors:
+                units = shares[collectors.index(payee)]
+                values = {**said, "payer": players[payer].id, "payee": players[payee].id, "units": units}
+                lines.append(ledger_line(room, "ace", payer, payee, units, "aces.no_ace_pays", (key, values)))
+    return lines
+
+
+def _ace_shares(collectors: list[str], shares: list[int], uneven: bool) -> Named:
+    """What each collector gets of one payer's units, a share of 0 included, and why the first get more:
+    in request order where that decides who gets the remainder, else by id (the order matters not)."""
+    held = list(zip(collectors, shares, strict=True)) if uneven else sorted(zip(collectors, shares, strict=True))
+    en = ", ".join(f"{who} {n}" for who, n in held)
+    vi = ", ".join(f"{who} {n} chi" for who, n in held)
+    if uneven:
+        en += "; the remainder goes to the first in request order"
+        vi += "; chia không đều thì người đứng trước được phần lẻ"
+    return Named(en, vi)
