@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from service.cards import Card
 from service.hands import Position
 from service.rulesets import Ruleset
 from service.texts import Text
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 Status = Literal["arranged", "timed_out", "left"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 Opponents = Literal["strong", "weak"]
 OPPONENTS: tuple[Opponents, ...] = ("strong", "weak")
 """The advisor's fields: opponents who arrange as it does (the default), or by the lexicographic rule."""
@@ -68,3 +73,17 @@ class Room:
     players: tuple[PlayerEntry, ...]
     stake: int = 1
     round_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Rooms:
+    """Many validated rooms of one ruleset and one size, as arrays, for the bulk engine: each player's
+    13 cards as arranged (back 5, middle 5, front 3), its status (its place in STATUSES) and declare."""
+
+    ruleset: Ruleset
+    cards: NDArray[np.int8]
+    """(rooms, players, 13)"""
+    status: NDArray[np.int8]
+    """(rooms, players)"""
+    declare: NDArray[np.bool_]
+    """(rooms, players)"""

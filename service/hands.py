@@ -25,10 +25,14 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from service.cards import ACE, DECK, Card, parse_card
 from service.texts import Named
+
+if TYPE_CHECKING:  # numpy loads only where hands are evaluated many at once (a one-room start-up does without)
+    import numpy as np
+    from numpy.typing import NDArray
 
 Wheel = Literal["second", "lowest"]
 Position = Literal["back", "middle", "front"]
@@ -99,6 +103,9 @@ _KIND_NAMES: Final = {
     Kind.FOUR_ACES: ("Four aces", "Tứ quý Át"),
     Kind.TRIP_ACES: ("Trip aces", "Sám Át"),
 }
+
+HAND_IDS: Final[tuple[str, ...]] = (*(c.id for c in Category), *(k.value for k in Kind))
+"""Every category's and kind's id; the array form numbers a hand by its place here (its kind's, if any)."""
 
 HAND_NAMES: Final[dict[str, Named]] = {
     **{c.id: Named(c.name_en.lower(), c.name_vi.lower()) for c in Category},
@@ -292,6 +299,7 @@ class HandTable:
         self.infos: dict[int, HandInfo] = {}
         self.evaluate5 = _evaluator5(self.plain5, self.flush5)
         self.evaluate3 = _evaluator3(self.three)
+        self._arrays: _ArrayTables | None = None
 
     def evaluate(self, cards: Sequence[int]) -> int:
         if len(cards) == 5:
@@ -303,14 +311,113 @@ class HandTable:
     def describe(self, cards: Sequence[Card]) -> HandValue:
         """Evaluate and name a hand; its cards ordered as §2.2 reads them."""
         strength = self.evaluate5(cards) if len(cards) == 5 else self.evaluate3(cards)
-        info = self.infos.get(strength)
-        if info is None:
-            info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
+        info = self.info(strength)
         return HandValue(strength, info, display_order(cards, info.category))
 
     def describe_all(self, arrangement: Mapping[Position, Sequence[Card]]) -> dict[Position, HandValue]:
         """Each chi of an arrangement, described."""
         return {p: self.describe(arrangement[p]) for p in POSITIONS}
+
+    def info(self, strength: int) -> HandInfo:
+        """What a strength means, made once per strength."""
+        info = self.infos.get(strength)
+        if info is None:
+            info = self.infos[strength] = HandInfo.of(category_of(strength), self.kinds.get(strength))
+        return info
+
+    def bonus_keys_by_id(self) -> tuple[tuple[str, ...], ...]:
+        """Each hand id's bonus keys, most specific first, by its place in HAND_IDS."""
+        return self._array_tables().bonus_keys
+
+    def _array_tables(self) -> _ArrayTables:
+        if self._arrays is None:
+            self._arrays = _ArrayTables.of(self)
+        return self._arrays
+
+    def rank_keys_of(self, cards: NDArray[np.int8]) -> NDArray[np.int64]:
+        """The array form of :func:`rank_key`: each hand's (cards along the last axis) rank multiset."""
+        import numpy as np
+
+        keys: NDArray[np.int64] = np.add.reduce(self._array_tables().rank_keys[cards], axis=-1)
+        return keys
+
+    def evaluate_many(self, cards: NDArray[np.int8]) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:
+        """The array form of evaluate5 and evaluate3, for hands along the last axis (5 or 3 cards): each
+        hand's strength, its id's place in HAND_IDS (its bonus keys are that id's HandInfo's), and its
+        rank key."""
+        import numpy as np
+
+        tables = self._array_tables()
+        key = self.rank_keys_of(cards)
+        if cards.shape[-1] == 3:
+            at = np.searchsorted(tables.three_keys, key)
+            return tables.three_strengths[at], tables.three_ids[at], key
+        suits = cards & 3
+        flush = np.logical_and.reduce(suits == suits[..., :1], axis=-1)
+        at = np.searchsorted(tables.five_keys, key)
+        return (
+            np.where(flush, tables.flush_strengths[at], tables.plain_strengths[at]),
+            np.where(flush, tables.flush_ids[at], tables.plain_ids[at]),
+            key,
+        )
+
+
+class _ArrayTables:
+    """One hand table as sorted arrays: rank keys, and each key's strength and hand id, plain and flush;
+    and each hand id's bonus keys (its HandInfo's), by its place in HAND_IDS. (A plain class: compiled, a
+    dataclass would read its numpy annotations when the module loads.)"""
+
+    def __init__(
+        self,
+        rank_keys: NDArray[np.int64],
+        five_keys: NDArray[np.int64],
+        plain_strengths: NDArray[np.int64],
+        plain_ids: NDArray[np.int8],
+        flush_strengths: NDArray[np.int64],
+        flush_ids: NDArray[np.int8],
+        three_keys: NDArray[np.int64],
+        three_strengths: NDArray[np.int64],
+        three_ids: NDArray[np.int8],
+        bonus_keys: tuple[tuple[str, ...], ...],
+    ) -> None:
+        self.rank_keys = rank_keys
+        self.five_keys = five_keys
+        self.plain_strengths = plain_strengths
+        self.plain_ids = plain_ids
+        self.flush_strengths = flush_strengths
+        self.flush_ids = flush_ids
+        self.three_keys = three_keys
+        self.three_strengths = three_strengths
+        self.three_ids = three_ids
+        self.bonus_keys = bonus_keys
+
+    @classmethod
+    def of(cls, table: HandTable) -> _ArrayTables:
+        import numpy as np
+
+        ids = {s: HAND_IDS.index(kind.value) for s, kind in table.kinds.items()}
+
+        def hand_id(strength: int) -> int:
+            """Its kind's place in HAND_IDS, else its category's (the category's value is its place)."""
+            return -1 if strength < 0 else ids.get(strength, strength // CATEGORY_UNIT)
+
+        five = sorted(table.plain5)
+        flush = [table.flush5.get(key, -1) for key in five]  # -1: no flush has these ranks
+        three = sorted(table.three)
+        arrays = (
+            np.array(RANK_KEY, dtype=np.int64),
+            np.array(five, dtype=np.int64),
+            np.array([table.plain5[key] for key in five], dtype=np.int64),
+            np.array([hand_id(table.plain5[key]) for key in five], dtype=np.int8),
+            np.array(flush, dtype=np.int64),
+            np.array([hand_id(s) for s in flush], dtype=np.int8),
+            np.array(three, dtype=np.int64),
+            np.array([table.three[key] for key in three], dtype=np.int64),
+            np.array([hand_id(table.three[key]) for key in three], dtype=np.int8),
+        )
+        infos = [HandInfo.of(c, None) for c in Category] + [table.info(s) for s in sorted(table.kinds)]
+        keys = {info.id: info.bonus_keys for info in infos}
+        return cls(*arrays, tuple(keys[hand] for hand in HAND_IDS))
 
 
 def display_order(cards: Sequence[Card], category: Category) -> tuple[Card, ...]:

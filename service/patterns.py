@@ -12,10 +12,16 @@ import enum
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from service.cards import DECK, RED_SUITS, Card
-from service.hands import RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
+from service.hands import POSITIONS, RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Mask = NDArray[np.bool_]
 
 
 class Pattern(enum.StrEnum):
@@ -216,3 +222,55 @@ def arrangement_patterns(hands: Mapping[Position, HandValue]) -> list[str]:
         for pattern, rule in ON_CHI.items()
         if any(hands[position].category == rule.category for position in rule.positions)
     ]
+
+
+def tally(values: NDArray[np.int64], size: int) -> NDArray[np.int64]:
+    """How many times each of 0 … size − 1 occurs along the last axis (a count per row, all at once)."""
+    import numpy as np
+
+    rows = values.reshape(-1, values.shape[-1]).astype(np.int64)
+    rows += np.arange(len(rows))[:, None] * size  # each row's values counted in a range of its own
+    counts: NDArray[np.int64] = np.bincount(rows.ravel(), minlength=len(rows) * size)
+    return counts.reshape(*values.shape[:-1], size)
+
+
+def card_pattern_masks(
+    rank_counts: NDArray[np.int64], suit_counts: NDArray[np.int64], rank_keys: NDArray[np.int64]
+) -> dict[str, Mask]:
+    """The array form of :func:`card_patterns`, for many players at once (along the leading axes), every
+    pattern: whether each player's 13 cards qualify."""
+    import numpy as np
+
+    groups = tally(rank_counts, 5)  # how many ranks each player holds once, twice, three and four times
+    dragon = groups[..., 1] == 13
+    red = suit_counts[..., _DIAMONDS] + suit_counts[..., _HEARTS]
+    six_pairs = groups[..., 2] + groups[..., 3] + 2 * groups[..., 4] == 6
+    by_size = -np.sort(-suit_counts, axis=-1)
+    layout = ((by_size[..., 0] * 14 + by_size[..., 1]) * 14 + by_size[..., 2]) * 14 + by_size[..., 3]
+    three_flushes = np.zeros(rank_keys.shape, dtype=bool)
+    for a, b, c, d in THREE_FLUSH_SUIT_COUNTS:
+        three_flushes |= layout == ((a * 14 + b) * 14 + c) * 14 + d
+    straights = np.array(_THREE_STRAIGHT_KEYS, dtype=np.int64)
+    at = np.minimum(np.searchsorted(straights, rank_keys), len(straights) - 1)
+    return {
+        Pattern.DRAGON: dragon,
+        Pattern.DRAGON_FLUSH: dragon & (by_size[..., 0] == 13),
+        Pattern.THIRTEEN_SAME_COLOR: (red == 0) | (red == 13),
+        Pattern.TWELVE_SAME_COLOR: (red == 1) | (red == 12),
+        Pattern.SIX_PAIRS: six_pairs,
+        Pattern.FIVE_PAIRS_TRIPLE: six_pairs & (groups[..., 3] > 0),
+        Pattern.THREE_STRAIGHTS: straights[at] == rank_keys,
+        Pattern.THREE_FLUSHES: three_flushes,
+    }
+
+
+_THREE_STRAIGHT_KEYS: Final = sorted(THREE_STRAIGHT_SPLITS)
+
+
+def arrangement_pattern_masks(categories: NDArray[np.int64]) -> dict[str, Mask]:
+    """The array form of :func:`arrangement_patterns`: ``categories`` of each chi in POSITIONS' order
+    along the last axis, whether each arrangement holds each pattern (fouled or not)."""
+    return {
+        pattern: (categories[..., [POSITIONS.index(p) for p in rule.positions]] == rule.category).any(axis=-1)
+        for pattern, rule in ON_CHI.items()
+    }

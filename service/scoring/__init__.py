@@ -1,5 +1,6 @@
 """The settlement pipeline (docs/rules.md §2.3–§7, §9.4): ``results`` (what it answers), ``evaluation``
-(a room evaluated once), ``stages`` (each stage's ledger lines) and, here, the ledger and score.
+(a room evaluated once), ``settlement`` and ``aces`` (each stage's ledger lines, and beside each its
+array form for many rooms) and, here, the ledger and score.
 
 request → :class:`Room` → :func:`evaluate_room` (hands, fouls, instant wins and every pair's
 chi-by-chi comparison, decided once) → the stages, each a pure function of the evaluated room
@@ -10,25 +11,42 @@ field that the line names.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from service.contract import Room
+from service.contract import Room, Rooms
 from service.hands import POSITIONS
-from service.scoring.aces import ace_lines
+from service.scoring.aces import ace_lines, ace_units
 from service.scoring.evaluation import (
     EvaluatedRoom,
     arrangement_foul,
     chi_value,
+    evaluate_many,
     evaluate_room,
     qualifying_patterns,
     ruleset_arrangement_patterns,
 )
 from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
-from service.scoring.settlement import chi_lines, foul_lines, instant_win_lines, scoop_lines, scoop_payment
+from service.scoring.settlement import (
+    chi_lines,
+    chi_units,
+    foul_lines,
+    foul_units,
+    instant_win_lines,
+    instant_win_units,
+    scoop_lines,
+    scoop_payment,
+    scoop_units,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 STAGES: Final = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
 """The settlement's stages in the order of docs/rules.md; each stage's lines come after the previous
 stage's (§9.4 item 10)."""
+STAGES_MANY: Final = (instant_win_units, chi_units, scoop_units, foul_units, ace_units)
+"""The same stages' array forms (the bulk engine's): what each moves to and from each player."""
 
 __all__ = [
     "STAGES",
@@ -47,6 +65,7 @@ __all__ = [
     "ruleset_arrangement_patterns",
     "scoop_payment",
     "score",
+    "settle_many",
 ]
 
 
@@ -90,3 +109,12 @@ def score(room: Room) -> Result:
     for player, units in zip(evaluated.players, ledger.units, strict=True):
         player.units = units
     return Result(room, evaluated.players, ledger.lines, _showdown(evaluated, ledger))
+
+
+def settle_many(rooms: Rooms) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
+    """The array form of :func:`score`, amounts only: each player's units, (rooms, players), and the
+    rooms a false declaration refuses (whose units mean nothing; the per-room path refuses them)."""
+    evaluated = evaluate_many(rooms)
+    units = sum(stage(evaluated) for stage in STAGES_MANY)
+    assert not isinstance(units, int)
+    return units, evaluated.refused

@@ -3,11 +3,20 @@ or by balance."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from service.hands import HAND_IDS, POSITIONS
 from service.rulesets import AceBalance, AceCollectors
-from service.scoring.evaluation import EvaluatedRoom, pair_indices
+from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom, pair_indices
 from service.scoring.results import LedgerLine, PlayerResult
-from service.scoring.settlement import ledger_line
+from service.scoring.settlement import ledger_line, no_units
 from service.texts import Named
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Ints = NDArray[np.int64]
 
 
 def _four_aces_arranged(player: PlayerResult) -> bool:
@@ -118,3 +127,57 @@ def _ace_shares(collectors: list[str], shares: list[int], uneven: bool) -> Named
         en += "; the remainder goes to the first in request order"
         vi += "; chia không đều thì người đứng trước được phần lẻ"
     return Named(en, vi)
+
+
+# The array form, for many rooms of one ruleset and size (the bulk engine).
+
+
+def ace_units(room: EvaluatedMany) -> Ints:
+    """The array form of :func:`ace_lines`."""
+    rule = room.ruleset.aces
+    units = no_units(room)
+    if rule is None or room.fouled.shape[1] != rule.room_size:
+        return units
+    units = _ace_balance_units(room, rule) if isinstance(rule, AceBalance) else _ace_collector_units(room, rule)
+    if rule.skip_when_instant_win:
+        units[room.holds_instant_win.any(axis=-1)] = 0
+    return units
+
+
+def _ace_balance_units(room: EvaluatedMany, rule: AceBalance) -> Ints:
+    """The array form of :func:`_ace_balance_lines`: what flows is the lesser of what creditors are owed
+    and debtors owe; creditors in request order are paid in full before the next, debtors drained so."""
+    import numpy as np
+
+    owed = (room.aces - 1) * rule.units_per_ace
+    credit, debt = np.maximum(owed, 0), np.maximum(-owed, 0)
+    flow = np.minimum(credit.sum(axis=-1), debt.sum(axis=-1))[:, None]
+    got = np.clip(flow - (np.cumsum(credit, axis=-1) - credit), 0, credit)
+    paid = np.clip(flow - (np.cumsum(debt, axis=-1) - debt), 0, debt)
+    units: Ints = got - paid
+    return units
+
+
+def _ace_collector_units(room: EvaluatedMany, rule: AceCollectors) -> Ints:
+    """The array form of :func:`_ace_collector_lines`."""
+    import numpy as np
+
+    aces = room.aces
+    collector = aces >= rule.collector_min_aces
+    collectors = np.maximum(collector.sum(axis=-1), 1)[:, None]
+    place = np.cumsum(collector, axis=-1) - 1
+    share = np.where(collector, rule.no_ace_pays // collectors + (place < rule.no_ace_pays % collectors), 0)
+    payer = (aces == 0).astype(np.int64)
+    units: Ints = share * (payer.sum(axis=-1, keepdims=True) - payer) - payer * (
+        share.sum(axis=-1, keepdims=True) - share
+    )
+    quad = aces == 4
+    four_aces = HAND_IDS.index("four_aces")
+    arranged = ~room.fouled & (
+        room.hand_ids[..., [POSITIONS.index("back"), POSITIONS.index("middle")]] == four_aces
+    ).any(axis=-1)
+    size = aces.shape[1]
+    four = np.where(quad, rule.four_aces_receives * (size - 1), -rule.four_aces_receives)
+    held = quad.any(axis=-1)
+    units[held] = np.where((quad & arranged).any(axis=-1, keepdims=True), 0, four)[held]
+    return units

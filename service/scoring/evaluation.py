@@ -5,14 +5,31 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, get_args
 
 from service.cards import ACE, Card
-from service.contract import Fault, PlayerEntry, Room, RoomRejected
-from service.hands import POSITIONS, HandValue, Position
-from service.patterns import CardStats, Split, arrangement_patterns, card_patterns, card_stats
+from service.contract import STATUSES, Fault, PlayerEntry, Room, RoomRejected, Rooms
+from service.hands import CATEGORY_UNIT, POSITIONS, HandValue, Position
+from service.patterns import (
+    CardStats,
+    Split,
+    arrangement_pattern_masks,
+    arrangement_patterns,
+    card_pattern_masks,
+    card_patterns,
+    card_stats,
+    tally,
+)
 from service.rulesets import Ruleset
 from service.scoring.results import InstantWin, PlayerResult, SettledBy
 from service.texts import Text
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Mask = NDArray[np.bool_]
+    Ints = NDArray[np.int64]
 
 
 def arrangement_foul(hands: Mapping[Position, HandValue]) -> str | None:
@@ -285,3 +302,175 @@ def evaluate_room(room: Room) -> EvaluatedRoom:
     _instant_wins(room, players, stats)
     pairs = _settle_pairs(players, ruleset)
     return EvaluatedRoom(room, players, pairs, _scoops(pairs, players, ruleset))
+
+
+# The array form: the same rules for many rooms of one ruleset and size at once, amounts only (the bulk
+# engine's). Each function mirrors the scalar one named in its docstring; tests/unit/test_bulk_engine.py
+# holds the two equal over every knob.
+
+ARRANGED, TIMED_OUT, LEFT = (STATUSES.index(s) for s in ("arranged", "timed_out", "left"))
+SETTLED_BY: Final[tuple[SettledBy, ...]] = get_args(SettledBy)
+INSTANT_WIN, COMPARISON, FOUL, FIXED_FOUL, BOTH_FOULED, ROUND_ENDED = (
+    SETTLED_BY.index(s) for s in ("instant_win", "comparison", "foul", "fixed_foul", "both_fouled", "round_ended")
+)
+
+
+class PairMany:
+    """The array form of :class:`Pair`: how pair (i, j) is settled in each room (``settled_by``: its
+    place in SETTLED_BY), chi won and totals per side, and where two fouled players were compared.
+    (Plain classes here: compiled, a dataclass would read its numpy annotations when the module loads.)"""
+
+    def __init__(
+        self,
+        i: int,
+        j: int,
+        settled_by: NDArray[np.int8],
+        won: tuple[Ints, Ints],
+        totals: tuple[Ints, Ints],
+        both_fouled_compared: Mask,
+    ) -> None:
+        self.i = i
+        self.j = j
+        self.settled_by = settled_by
+        self.won = won
+        self.totals = totals
+        self.both_fouled_compared = both_fouled_compared
+
+
+class EvaluatedMany:
+    """The array form of :class:`EvaluatedRoom`, over (rooms, players) unless said: each chi's hand id
+    (its place in HAND_IDS), fouled, aces; each instant win's units (0 where none) and strength (−1
+    where none); the rooms a false declaration refuses (rooms,); the pairs; and where each (winner,
+    loser) scoops (§6), (rooms,)."""
+
+    def __init__(
+        self,
+        rooms: Rooms,
+        hand_ids: NDArray[np.int8],
+        fouled: Mask,
+        aces: Ints,
+        instant_units: Ints,
+        instant_strength: Ints,
+        refused: Mask,
+        pairs: tuple[PairMany, ...],
+        scooped: dict[tuple[int, int], Mask],
+    ) -> None:
+        self.rooms = rooms
+        self.hand_ids = hand_ids
+        self.fouled = fouled
+        self.aces = aces
+        self.instant_units = instant_units
+        self.instant_strength = instant_strength
+        self.refused = refused
+        self.pairs = pairs
+        self.scooped = scooped
+
+    @property
+    def ruleset(self) -> Ruleset:
+        return self.rooms.ruleset
+
+    @property
+    def holds_instant_win(self) -> Mask:
+        return self.instant_strength >= 0
+
+
+def _instant_wins_many(
+    rooms: Rooms, fouled: Mask, categories: Ints, rank_counts: Ints, rank_keys: Ints
+) -> tuple[Ints, Ints, Mask]:
+    """The array form of :func:`_instant_wins` and :func:`_strongest`: each player's instant win (units,
+    strength) and the rooms a false declaration refuses."""
+    import numpy as np
+
+    ruleset, cards = rooms.ruleset, rooms.cards
+    found = card_pattern_masks(rank_counts, tally(cards & 3, 4), rank_keys)
+    if ruleset.arrangement_patterns:
+        found |= {p: held & ~fouled for p, held in arrangement_pattern_masks(categories).items()}
+    eligible = rooms.status != LEFT
+    if ruleset.instant_mode == "declared":
+        eligible &= rooms.declare
+    units: Ints = np.zeros(fouled.shape, dtype=np.int64)
+    strength: Ints = np.zeros(fouled.shape, dtype=np.int64) - 1
+    for row in ruleset.instant_wins:
+        better = found[row.pattern] & eligible & (row.strength > strength)
+        units[better], strength[better] = row.units, row.strength
+    refused: Mask = np.logical_or.reduce(rooms.declare & (strength < 0), axis=-1)
+    return units, strength, refused
+
+
+def _chi_values(ruleset: Ruleset) -> Ints:
+    """(position, hand id) → a won chi's value, by :func:`chi_value` for each hand id's bonus keys."""
+    import numpy as np
+
+    keys = ruleset.hand_table.bonus_keys_by_id()
+    return np.array([[chi_value(ruleset, p, k)[0] for k in keys] for p in POSITIONS], dtype=np.int64)
+
+
+def _settle_pairs_many(
+    ruleset: Ruleset, strengths: Ints, hand_ids: NDArray[np.int8], fouled: Mask, holds: Mask
+) -> tuple[PairMany, ...]:
+    """The array form of :func:`_settle_pairs` and :func:`_compare`."""
+    import numpy as np
+
+    values = _chi_values(ruleset)
+    anyone = np.logical_or.reduce(holds, axis=-1)
+    pairs = []
+    for i, j in pair_indices(fouled.shape[1]):
+        fa, fb = fouled[:, i], fouled[:, j]
+        settled = np.where(fa != fb, FOUL, COMPARISON).astype(np.int8)
+        both = fa & fb
+        compared_both = both if ruleset.both_fouled == "compare" else both & False
+        settled[both & ~compared_both] = BOTH_FOULED
+        if ruleset.fixed_foul_units is not None:
+            settled[fa != fb] = FIXED_FOUL
+        if ruleset.ends_round:
+            settled[anyone] = ROUND_ENDED
+        either = holds[:, i] | holds[:, j]
+        if ruleset.settles_pair:
+            settled[either] = INSTANT_WIN
+        compared, by_foul = settled == COMPARISON, settled == FOUL
+        won = [np.zeros(len(fa), dtype=np.int64), np.zeros(len(fa), dtype=np.int64)]
+        totals = [np.zeros(len(fa), dtype=np.int64), np.zeros(len(fa), dtype=np.int64)]
+        for k in range(len(POSITIONS)):
+            sa, sb = strengths[:, i, k], strengths[:, j, k]
+            for side, (me, _other, mine, theirs, they_fouled) in enumerate(((i, j, sa, sb, fb), (j, i, sb, sa, fa))):
+                wins = (compared & (mine > theirs)) | (by_foul & they_fouled)
+                won[side] += wins
+                totals[side] += np.where(wins, values[k][hand_ids[:, me, k]], 0)
+        pairs.append(PairMany(i, j, settled, (won[0], won[1]), (totals[0], totals[1]), compared_both & compared))
+    return tuple(pairs)
+
+
+def _scoopable_many(rooms: Rooms, fouled: Mask, pair: PairMany, loser: int) -> Mask:
+    """The array form of :func:`_scoopable`."""
+    ruleset = rooms.ruleset
+    allowed = pair.both_fouled_compared | ruleset.foul_is_scoop
+    if not ruleset.left_is_scooped:
+        allowed = allowed & (rooms.status[:, loser] != LEFT)
+    return ~fouled[:, loser] | allowed
+
+
+def evaluate_many(rooms: Rooms) -> EvaluatedMany:
+    """The array form of :func:`evaluate_room`, for the amounts alone."""
+    import numpy as np
+
+    ruleset, cards = rooms.ruleset, rooms.cards
+    count, size = cards.shape[:2]
+    table = ruleset.hand_table
+    fives, five_ids, five_keys = table.evaluate_many(cards[..., :10].reshape(count, size, 2, 5))
+    threes, three_ids, three_keys = table.evaluate_many(cards[..., 10:])
+    strengths = np.concatenate([fives, threes[..., None]], axis=-1)
+    hand_ids = np.concatenate([five_ids, three_ids[..., None]], axis=-1)
+    arrangement_fouls = (strengths[..., 2] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 0])
+    fouled = (rooms.status == LEFT) | arrangement_fouls
+    if ruleset.timeout == "foul":
+        fouled |= rooms.status == TIMED_OUT
+    rank_counts = tally(cards >> 2, 13)
+    rank_keys = five_keys[..., 0] + five_keys[..., 1] + three_keys  # a rank key is a sum over the cards
+    units, strength, refused = _instant_wins_many(rooms, fouled, strengths // CATEGORY_UNIT, rank_counts, rank_keys)
+    pairs = _settle_pairs_many(ruleset, strengths, hand_ids, fouled, strength >= 0)
+    scooped = {}
+    for pair in pairs:
+        for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
+            scooped[winner, loser] = (pair.won[side] == 3) & _scoopable_many(rooms, fouled, pair, loser)
+    aces = rank_counts[..., ACE]
+    return EvaluatedMany(rooms, hand_ids, fouled, aces, units, strength, refused, pairs, scooped)

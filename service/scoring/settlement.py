@@ -7,15 +7,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from service.hand_words import deciding_rank, said
 from service.hands import HAND_NAMES, POSITIONS, Position
 from service.patterns import PATTERN_NAMES
 from service.rulesets import Ruleset
-from service.scoring.evaluation import EvaluatedRoom, Pair
+from service.scoring.evaluation import FIXED_FOUL, FOUL, INSTANT_WIN, EvaluatedMany, EvaluatedRoom, Pair
 from service.scoring.results import InstantWin, LedgerLine, Step
 from service.texts import KeyedName, Message, Named, phrasebook
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Ints = NDArray[np.int64]
+    Mask = NDArray[np.bool_]
 
 FOUL_REASONS: Final[dict[str, Named]] = {
     code: KeyedName(phrasebook("en")[key], key)
@@ -394,3 +401,121 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                 )
             )
     return lines
+
+
+# The array form of each stage: what it moves to and from each player, over (rooms, players), for many
+# rooms of one ruleset and size (the bulk engine). Each mirrors the stage named in its docstring.
+
+
+def pay(units: Ints, payer: int, payee: int, amount: Ints) -> None:
+    units[:, payer] -= amount
+    units[:, payee] += amount
+
+
+def no_units(room: EvaluatedMany) -> Ints:
+    import numpy as np
+
+    return np.zeros(room.fouled.shape, dtype=np.int64)
+
+
+def instant_win_units(room: EvaluatedMany) -> Ints:
+    """The array form of :func:`instant_win_lines`."""
+    import numpy as np
+
+    units = no_units(room)
+    held, paid, strength = room.holds_instant_win, room.instant_units, room.instant_strength
+    difference = room.ruleset.collision == "difference"
+    for pair in room.pairs:
+        i, j = pair.i, pair.j
+        both = held[:, i] & held[:, j]
+        for winner, loser in ((i, j), (j, i)):
+            alone = held[:, winner] & ~held[:, loser]
+            if difference:
+                stronger = both & (paid[:, winner] > paid[:, loser])
+                amount = np.where(alone, paid[:, winner], np.where(stronger, paid[:, winner] - paid[:, loser], 0))
+            else:
+                stronger = both & (strength[:, winner] > strength[:, loser])
+                amount = np.where(alone | stronger, paid[:, winner], 0)
+            pay(units, loser, winner, amount)
+    return units
+
+
+def chi_units(room: EvaluatedMany) -> Ints:
+    """The array form of :func:`chi_lines`: each chi won pays its value, 1 and its bonus."""
+    units = no_units(room)
+    for pair in room.pairs:
+        pay(units, pair.j, pair.i, pair.totals[0])
+        pay(units, pair.i, pair.j, pair.totals[1])
+    return units
+
+
+def _sweepers_many(room: EvaluatedMany) -> Mask:
+    """The array form of :func:`sweepers`: (rooms, players), where each player sweeps."""
+    import numpy as np
+
+    size = room.fouled.shape[1]
+    if size < 3:
+        return np.zeros(room.fouled.shape, dtype=bool)
+    blocked = np.zeros(room.fouled.shape, dtype=bool)
+    for pair in room.pairs:
+        by_instant_win = pair.settled_by == INSTANT_WIN
+        blocked[:, pair.i] |= by_instant_win
+        blocked[:, pair.j] |= by_instant_win
+    sweeping = ~room.fouled & ~blocked
+    for a in range(size):
+        for b in range(size):
+            if b != a:
+                sweeping[:, a] &= room.scooped[a, b] | room.fouled[:, b]
+    return sweeping
+
+
+def scoop_units(room: EvaluatedMany) -> Ints:
+    """The array form of :func:`scoop_lines`: each scoop's payment by :func:`scoop_payment` (asked once
+    for each number of scoopers and sweeping or not, with a basis of 1), times its basis."""
+    import numpy as np
+
+    ruleset, units = room.ruleset, no_units(room)
+    size = room.fouled.shape[1]
+    counted = np.zeros(room.fouled.shape, dtype=np.int64)  # each player's number of scoopers
+    for (_, loser), scooped in room.scooped.items():
+        counted[:, loser] += scooped
+    s = ruleset.sweep_multiplier(size)[0]
+    sweeping = _sweepers_many(room) if s > 1 else np.zeros(room.fouled.shape, dtype=bool)
+    factors = np.array(
+        [
+            [scoop_payment(ruleset, size, k, 1, 1, sweep).units if k else 0 for sweep in (False, True)]
+            for k in range(size)
+        ],
+        dtype=np.int64,
+    )
+    for pair in room.pairs:
+        for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
+            scooped = room.scooped[winner, loser]
+            basis = pair.totals[side] if ruleset.scoop_basis == "total" else 3 if ruleset.scoop_basis == "chi" else 1
+            factor = factors[counted[:, loser], sweeping[:, winner].astype(np.int64)]
+            pay(units, loser, winner, np.where(scooped, factor * basis, 0))
+    if ruleset.sweep_pays == "total" and s > 1:
+        fixed = ruleset.fixed_foul_units
+        for pair in room.pairs:
+            for side, (sweeper, other) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
+                paid = pair.totals[side]
+                if fixed is not None:
+                    paid = np.where(pair.settled_by == FIXED_FOUL, fixed, paid)
+                pay(units, other, sweeper, np.where(sweeping[:, sweeper], paid * (s - 1), 0))
+    return units
+
+
+def foul_units(room: EvaluatedMany) -> Ints:
+    """The array form of :func:`foul_lines`."""
+    import numpy as np
+
+    ruleset, units = room.ruleset, no_units(room)
+    extra, fixed = max(ruleset.foul_multiplier - 1, 0), ruleset.fixed_foul_units
+    for pair in room.pairs:
+        for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
+            lost = room.fouled[:, loser]
+            amount = np.where((pair.settled_by == FOUL) & lost, pair.totals[side] * extra, 0)
+            if fixed is not None:
+                amount = np.where((pair.settled_by == FIXED_FOUL) & lost, fixed, amount)
+            pay(units, loser, winner, amount)
+    return units

@@ -5,6 +5,7 @@ service's words (marshmallow's own validators format theirs into plain English).
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -19,9 +20,10 @@ MOST_CARDS = 13
 """No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
 so that one batch cannot make the service check (and list) millions of cards."""
 DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-PLAYER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+PLAYER_ID_CHARACTERS = string.ascii_letters + string.digits + "_.-"
+LONGEST_PLAYER_ID = 64
+PLAYER_ID = re.compile(f"[{re.escape(PLAYER_ID_CHARACTERS)}]{{1,{LONGEST_PLAYER_ID}}}")
 """Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""
-STATUSES = ("arranged", "timed_out", "left")
 SELF = -1  # error key for the node itself, as opposed to one of its items: no index, and no caller's key
 
 

@@ -8,13 +8,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from service.cards import SPELLINGS, Card
-from service.contract import Fault
+from service.contract import STATUSES, Fault
 from service.hands import POSITIONS
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text
 from service.validation.faults import pointer
-from service.validation.fields import DIGEST, MOST_CARDS, STATUSES
+from service.validation.fields import DIGEST, MOST_CARDS
 
 
 def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, list[Fault]]:

@@ -8,14 +8,13 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, missing, pre_load
 
-from service.contract import OPPONENTS
+from service.contract import OPPONENTS, STATUSES
 from service.scoring import STEPS
 from service.texts import Text
 from service.validation.fields import (
     DIGEST,
     MAX_STAKE,
     PLAYER_ID,
-    STATUSES,
     Amounts,
     CardList,
     ExactAmount,
