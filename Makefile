@@ -17,7 +17,8 @@ SERVE_STAMP := $(VENV)/.serve-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
 SOURCES := pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/hands.py service/patterns.py \
-	service/hand_words.py service/strict_json.py service/canonical_json.py service/documents.py $(wildcard service/validation/*.py)
+	service/hand_words.py service/strict_json.py service/canonical_json.py service/documents.py $(wildcard service/validation/*.py) \
+	service/bulk/engine.py
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -25,6 +25,7 @@ COMPILED = [
     "service/validation/room_rules.py",
     "service/validation/load.py",
     "service/documents.py",
+    "service/bulk/engine.py",
 ]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":

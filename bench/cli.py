@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from rooms import DECK, four_player_rooms
 
-from service.bulk.jsonl import cores
+from service.cores import available_cores
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 
@@ -84,7 +84,7 @@ def main() -> None:
         jobs: [
             wall("arrange", "--jsonl", str(hands), "-o", out, *(("--jobs", "1") if jobs == 1 else ())) for _ in range(5)
         ]
-        for jobs in (1, cores())
+        for jobs in (1, available_cores())
     }
     per_hand = {
         jobs: statistics.median(summary_seconds(err) / 200 * 1000 for _, err in runs) for jobs, runs in arranged.items()

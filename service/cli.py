@@ -35,10 +35,9 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from service import callers
-from service.bulk import jsonl, spreadsheet
+from service.bulk import spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
@@ -56,6 +55,9 @@ from service.rulesets.operator_folder import (
 )
 from service.serialize import dumps, problem_json, ruleset_json, rulesets_json
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Named, Text, os_error
+
+if TYPE_CHECKING:  # loaded where used: one room's `maubinh score` starts without them (numpy, the engine)
+    from service.bulk import jsonl
 
 EXIT_REJECTED = 1
 EXIT_USAGE = 2
@@ -145,6 +147,7 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
         if absent:
             print(f"maubinh {name}: {absent}", file=sys.stderr)
             return EXIT_USAGE
+    from service.bulk import jsonl
     from service.bulk.audit_report import HashedLines, Report
     from service.bulk.table_files import ParquetTables
 
@@ -217,6 +220,8 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
                 else:
                     out.write(dumps(body, args.lang) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
+            from service.bulk import jsonl
+
             progress = _progress_bar(args.file, args.lang)
             aside = sys.stderr.buffer if csv else None
             done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, _defaults(args))
@@ -316,6 +321,8 @@ def _receipts(args: argparse.Namespace, catalogue: Catalogue) -> int:
 
 def _new_key(caller: str, expires: str | None, key_file: str | None, language: Language) -> int:
     """A new key, shown once, and what the callers file keeps of it: its SHA-256 (service/callers.py)."""
+    from service import callers
+
     if not callers.NAME.fullmatch(caller) or caller in callers.RESERVED:
         say("keys new", "keys.new_caller_name", language, name=caller[:64])
         return EXIT_USAGE
@@ -352,6 +359,8 @@ def _new_key(caller: str, expires: str | None, key_file: str | None, language: L
 
 def _check_callers(path: str, language: Language) -> int:
     """A callers file read as the service reads it: each caller, its keys, routes and quota, or the fault."""
+    from service import callers
+
     try:
         found = callers.load(path)
     except callers.CallersFileError as error:

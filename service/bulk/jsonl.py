@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
+from service.bulk.engine import agreeing_lines
 from service.bulk.spreadsheet import ledger_rows
 from service.bulk.tables import Rows, round_id_of
 from service.documents import OPERATIONS, answer, prepare
@@ -29,6 +30,18 @@ CHUNK = 256
 CHUNK_BY_OPERATION = {"arrange": 16}
 """An advice takes about twenty times a room's scoring: smaller chunks share a short batch between
 the workers at the same share of pickling."""
+ENGINE_ENV = "MAUBINH_BULK_ENGINE"
+ENGINE_CHUNK = 8192
+"""Verify's lines per chunk where the bulk engine checks the claims (no tables): each of its array
+operations has a fixed cost, shared by more rooms in a larger chunk."""
+
+
+def _chunk_size(name: str, tables: bool, jobs: int) -> int:
+    if name == "verify" and not tables:
+        return ENGINE_CHUNK
+    if jobs <= 1 and not tables:
+        return 1  # line by line, each answer written as soon as made
+    return CHUNK_BY_OPERATION.get(name, CHUNK)
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,9 @@ class Worker:
     defaults: dict[str, Any]
     tables: bool = False
     """Also each answer's table rows (:mod:`service.bulk.tables`), for Parquet and the audit report."""
+    engine: bool = True
+    """Verify's claims checked by the bulk engine first (MAUBINH_BULK_ENGINE=0: every line by the
+    per-room path, as the bench compares them)."""
 
 
 _worker: Worker | None = None
@@ -71,7 +87,8 @@ def _start_worker(
 ) -> None:
     global _worker  # noqa: PLW0603 - one per worker process
     catalogue = catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
-    _worker = Worker(name, catalogue, format, language, defaults or {}, tables)
+    engine = os.environ.get(ENGINE_ENV, "1") != "0"
+    _worker = Worker(name, catalogue, format, language, defaults or {}, tables, engine)
 
 
 @dataclass(frozen=True)
@@ -122,7 +139,15 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     rows = Rows(_worker.name) if _worker.tables else None
     requests = []
     refused = agreed = 0
+    engine_agrees: set[int] = set()
+    if (
+        traces_answers and rows is None and _worker.engine
+    ):  # the engine says which claims agree; the per-room path answers the rest
+        engine_agrees = agreeing_lines(lines, first, _worker.catalogue, _worker.defaults)
     for number, line in enumerate(lines, start=first):
+        if number in engine_agrees:
+            agreed += 1
+            continue
         status, body = answer_line(operation, line, _worker.catalogue, _worker.defaults, language)
         refused += status != 200
         if rows is not None:
@@ -180,8 +205,7 @@ def run(
     lines = refused = agreed = 0
     if jobs <= 1:
         _start_worker(name, format, language, defaults, tables is not None)
-        # line by line, each answer written as soon as made; table rows gather into chunks all the same
-        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, 1 if tables is None else CHUNK))
+        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, _chunk_size(name, tables is not None, jobs)))
         pool = None
     else:
         import multiprocessing  # only here: a single room's start-up does without it
@@ -190,7 +214,7 @@ def run(
         pool = context.Pool(
             jobs, initializer=_start_worker, initargs=(name, format, language, defaults, tables is not None)
         )
-        results = pool.imap(_answer_chunk, _chunks(source, CHUNK_BY_OPERATION.get(name, CHUNK)))
+        results = pool.imap(_answer_chunk, _chunks(source, _chunk_size(name, tables is not None, jobs)))
     try:
         for chunk in results:
             if tables is not None:
