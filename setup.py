@@ -12,7 +12,9 @@ import os
 
 from setuptools import setup
 
-SCORING = [f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "settlement", "aces")]
+SCORING = [
+    f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "settlement", "scoops", "aces")
+]
 COMPILED = [
     *SCORING,
     "service/serialize.py",

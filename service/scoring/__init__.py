@@ -1,6 +1,6 @@
 """The settlement pipeline (docs/rules.md §2.3–§7, §9.4): ``results`` (what it answers), ``evaluation``
-(a room evaluated once), ``settlement`` and ``aces`` (each stage's ledger lines, and beside each its
-array form for many rooms) and, here, the ledger and score.
+(a room evaluated once), ``settlement``, ``scoops`` and ``aces`` (each stage's ledger lines, and beside
+each its array form for many rooms) and, here, the ledger and score.
 
 request → :class:`Room` → :func:`evaluate_room` (hands, fouls, instant wins and every pair's
 chi-by-chi comparison, decided once) → the stages, each a pure function of the evaluated room
@@ -26,6 +26,7 @@ from service.scoring.evaluation import (
     ruleset_arrangement_patterns,
 )
 from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
+from service.scoring.scoops import scoop_lines, scoop_payment, scoop_units
 from service.scoring.settlement import (
     chi_lines,
     chi_units,
@@ -33,9 +34,6 @@ from service.scoring.settlement import (
     foul_units,
     instant_win_lines,
     instant_win_units,
-    scoop_lines,
-    scoop_payment,
-    scoop_units,
 )
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ are scoring/aces.py's."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -13,7 +12,7 @@ from service.hand_words import deciding_rank, said
 from service.hands import HAND_NAMES, POSITIONS, Position
 from service.patterns import PATTERN_NAMES
 from service.rulesets import Ruleset
-from service.scoring.evaluation import FIXED_FOUL, FOUL, INSTANT_WIN, EvaluatedMany, EvaluatedRoom, Pair
+from service.scoring.evaluation import FIXED_FOUL, FOUL, EvaluatedMany, EvaluatedRoom, Pair
 from service.scoring.results import InstantWin, LedgerLine, Step
 from service.texts import KeyedName, Message, Named, phrasebook
 
@@ -87,7 +86,7 @@ def ledger_line(
 # The stages: each reads the evaluated room and returns its ledger lines.
 
 
-def _with_knobs(rule: str, pair: Pair) -> str:
+def with_knobs(rule: str, pair: Pair) -> str:
     """A line's rule, and the §12.1 knobs that made its pair be settled as it was."""
     return ", ".join((rule, *pair.knobs)) if pair.knobs else rule
 
@@ -190,7 +189,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     1,
-                    _with_knobs("docs/rules.md §5: one unit per chi won", pair),
+                    with_knobs("docs/rules.md §5: one unit per chi won", pair),
                     how,
                     position,
                     hands,
@@ -205,7 +204,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         loser,
                         winner,
                         value - 1,
-                        _with_knobs(f"bonuses.{position}.{key}", pair),
+                        with_knobs(f"bonuses.{position}.{key}", pair),
                         (
                             bonus_text,
                             {"position": where, "hand": HAND_NAMES[key], "value": value, "bonus": value - 1},
@@ -215,153 +214,6 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     )
                 )
     return lines + bonuses
-
-
-def sweepers(room: EvaluatedRoom) -> set[int]:
-    """§11.1 bắt sập làng: in a room of 3 or more, a player who is not fouled, had no pair settled by an
-    instant win, and scoops every opponent who did not foul."""
-    players = room.players
-    if len(players) < 3:
-        return set()
-    scooped = {(winner, loser) for _, winner, loser in room.scoops}
-    blocked = {k for pair in room.pairs if pair.settled_by == "instant_win" for k in (pair.i, pair.j)}
-    return {
-        a
-        for a, player in enumerate(players)
-        if not player.fouled
-        and a not in blocked
-        and all((a, b) in scooped or players[b].fouled for b in range(len(players)) if b != a)
-    }
-
-
-@dataclass(slots=True)
-class ScoopPayment:
-    units: int
-    basis: int
-    multiplier: int
-    sweep: int
-    rule: str
-
-    # Written out: compiled, @dataclass's generated __init__ still runs interpreted (8% of a room).
-    def __init__(self, units: int, basis: int, multiplier: int, sweep: int, rule: str) -> None:
-        self.units = units
-        self.basis = basis
-        self.multiplier = multiplier
-        self.sweep = sweep
-        self.rule = rule
-
-
-SCOOP_BASES: Final = {"total": "", "chi": ", scoop.basis", "fixed": ", scoop.fixed_units"}
-"""Each scoop basis, and what a scoop line's rule adds to name it."""
-
-
-SCOOP_TEXTS: Final = {
-    ("total", False): "ledger.scoop_total_basis",
-    ("chi", False): "ledger.scoop_chi_basis",
-    ("fixed", False): "ledger.scoop_fixed_basis",
-    ("total", True): "ledger.sweep_total_basis",
-    ("chi", True): "ledger.sweep_chi_basis",
-    ("fixed", True): "ledger.sweep_fixed_basis",
-}
-"""A scoop line's text by its basis, and whether a sweep multiplied it."""
-
-
-def scoop_payment(
-    ruleset: Ruleset, room_size: int, scoopers: int, chi_won: int, total: int, sweeping: bool
-) -> ScoopPayment:
-    """§6: what one scoop pays, basis × (m × s − 1): m flat or by room size and the scooped player's
-    number of scoopers, s the sweep multiplier where a sweeper's scoops are multiplied (§11.1), else 1;
-    the basis total(A,B), the chi won, or a fixed number of units (§12.1); and the ruleset fields it
-    read. The advisor asks the same."""
-    m, rule = ruleset.scoop_multiplier(room_size, scoopers)
-    fixed_units = ruleset.scoop_fixed_units or 0
-    s = 1
-    if sweeping and ruleset.sweep_pays == "scoop":
-        s, sweep_rule = ruleset.sweep_multiplier(room_size)
-        if s > 1:
-            rule += f" × {sweep_rule}"
-    basis = total if ruleset.scoop_basis == "total" else chi_won if ruleset.scoop_basis == "chi" else fixed_units
-    return ScoopPayment(basis * (m * s - 1), basis, m, s, rule + SCOOP_BASES[ruleset.scoop_basis])
-
-
-def _scooped_by(loser: str, scoopers: int, opponents: int, counted: bool) -> Named:
-    """How many of its opponents scooped the loser, said only where it had more than one and the
-    multiplier depends on it (``counted``: scoop.table)."""
-    if opponents == 1 or not counted:
-        return Named("", "")
-    key = "ledger.scooped_by_all" if scoopers == opponents else "ledger.scooped_by_some"
-    fields = {"loser": loser, "scoopers": scoopers, "opponents": opponents}
-    return Named(" " + phrasebook("en")[key].format(**fields), " " + phrasebook("vi")[key].format(**fields))
-
-
-def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
-    n = len(room.players)
-    pays = scoop_payment(room.ruleset, n, scoopers, pair.chi_won(winner), pair.total(winner), sweeping)
-    s, m = pays.sweep, pays.multiplier
-    key = SCOOP_TEXTS[room.ruleset.scoop_basis, s > 1]
-    explanation = (
-        key,
-        {
-            "winner": room.players[winner].id,
-            "loser": room.players[loser].id,
-            "by": _scooped_by(room.players[loser].id, scoopers, n - 1, pays.rule.startswith("scoop.table")),
-            "sweep": s,
-            "basis": pays.basis,
-            "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
-            "times": m * s,
-            "extra": m * s - 1,
-            "units": pays.units,
-        },
-    )
-    return ledger_line(room, "scoop", loser, winner, pays.units, _with_knobs(pays.rule, pair), explanation)
-
-
-def _sweep_total_line(room: EvaluatedRoom, pair: Pair, sweeper: int) -> LedgerLine:
-    """§12.1 sweep_pays total: the opponent pays the sweeper T × (s − 1), T what it paid in §5 (its
-    chi and bonus lines) or, for a pair settled by a fixed foul payment, that payment."""
-    ruleset, n = room.ruleset, len(room.players)
-    other = pair.j if sweeper == pair.i else pair.i
-    s, sweep_rule = ruleset.sweep_multiplier(n)
-    fixed = pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None
-    paid = ruleset.fixed_foul_units if fixed and ruleset.fixed_foul_units is not None else pair.total(sweeper)
-    rule = f"scoop.sweep_pays, {sweep_rule}" + (", fouls.fixed_units" if fixed else "")
-    explanation = (
-        "ledger.sweep_pays_total",
-        {
-            "winner": room.players[sweeper].id,
-            "loser": room.players[other].id,
-            "total": paid,
-            "sweep": s,
-            "extra": s - 1,
-            "units": paid * (s - 1),
-        },
-    )
-    return ledger_line(room, "scoop", other, sweeper, paid * (s - 1), _with_knobs(rule, pair), explanation)
-
-
-def scoop_lines(room: EvaluatedRoom) -> list[LedgerLine]:
-    """§6: each scoop pays basis × (m − 1), m flat or by room size and number of scoopers. A sweeper
-    (§11.1) is paid more: each of its scoops basis × (m × s − 1) (``sweep_pays: scoop``), or one more
-    line from each opponent of T × (s − 1) (``sweep_pays: total``, §12.1). Pairs in request order."""
-    ruleset = room.ruleset
-    if not room.scoops and ruleset.sweep_pays == "scoop":
-        return []
-    n = len(room.players)
-    scoopers = [0] * n
-    for _, _, loser in room.scoops:
-        scoopers[loser] += 1
-    sweeping = sweepers(room) if ruleset.sweep_multiplier(n)[0] > 1 else set()
-    lines = [_scoop_line(room, pair, w, loser, scoopers[loser], w in sweeping) for pair, w, loser in room.scoops]
-    if ruleset.sweep_pays == "scoop" or not sweeping:
-        return lines
-    by_pair: dict[tuple[int, int], list[LedgerLine]] = {}
-    for line, (pair, _, _) in zip(lines, room.scoops, strict=True):
-        by_pair.setdefault((pair.i, pair.j), []).append(line)
-    ordered: list[LedgerLine] = []
-    for pair in room.pairs:
-        ordered.extend(by_pair.get((pair.i, pair.j), ()))
-        ordered.extend(_sweep_total_line(room, pair, k) for k in (pair.i, pair.j) if k in sweeping)
-    return ordered
 
 
 def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
@@ -382,7 +234,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             fixed = ruleset.fixed_foul_units
             explanation = (_foul_key("ledger.foul_fixed", code), {**who, "fixed": fixed})
             lines.append(
-                ledger_line(room, "foul", loser, winner, fixed, _with_knobs("fouls.fixed_units", pair), explanation)
+                ledger_line(room, "foul", loser, winner, fixed, with_knobs("fouls.fixed_units", pair), explanation)
             )
         elif f > 1:
             total = pair.total(winner)
@@ -393,7 +245,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     total * (f - 1),
-                    _with_knobs("fouls.foul_multiplier", pair),
+                    with_knobs("fouls.foul_multiplier", pair),
                     (
                         _foul_key("ledger.foul_multiplied", code),
                         {**who, "total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
@@ -446,62 +298,6 @@ def chi_units(room: EvaluatedMany) -> Ints:
     for pair in room.pairs:
         pay(units, pair.j, pair.i, pair.totals[0])
         pay(units, pair.i, pair.j, pair.totals[1])
-    return units
-
-
-def _sweepers_many(room: EvaluatedMany) -> Mask:
-    """The array form of :func:`sweepers`: (rooms, players), where each player sweeps."""
-    import numpy as np
-
-    size = room.fouled.shape[1]
-    if size < 3:
-        return np.zeros(room.fouled.shape, dtype=bool)
-    blocked = np.zeros(room.fouled.shape, dtype=bool)
-    for pair in room.pairs:
-        by_instant_win = pair.settled_by == INSTANT_WIN
-        blocked[:, pair.i] |= by_instant_win
-        blocked[:, pair.j] |= by_instant_win
-    sweeping = ~room.fouled & ~blocked
-    for a in range(size):
-        for b in range(size):
-            if b != a:
-                sweeping[:, a] &= room.scooped[a, b] | room.fouled[:, b]
-    return sweeping
-
-
-def scoop_units(room: EvaluatedMany) -> Ints:
-    """The array form of :func:`scoop_lines`: each scoop's payment by :func:`scoop_payment` (asked once
-    for each number of scoopers and sweeping or not, with a basis of 1), times its basis."""
-    import numpy as np
-
-    ruleset, units = room.ruleset, no_units(room)
-    size = room.fouled.shape[1]
-    counted = np.zeros(room.fouled.shape, dtype=np.int64)  # each player's number of scoopers
-    for (_, loser), scooped in room.scooped.items():
-        counted[:, loser] += scooped
-    s = ruleset.sweep_multiplier(size)[0]
-    sweeping = _sweepers_many(room) if s > 1 else np.zeros(room.fouled.shape, dtype=bool)
-    factors = np.array(
-        [
-            [scoop_payment(ruleset, size, k, 1, 1, sweep).units if k else 0 for sweep in (False, True)]
-            for k in range(size)
-        ],
-        dtype=np.int64,
-    )
-    for pair in room.pairs:
-        for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
-            scooped = room.scooped[winner, loser]
-            basis = pair.totals[side] if ruleset.scoop_basis == "total" else 3 if ruleset.scoop_basis == "chi" else 1
-            factor = factors[counted[:, loser], sweeping[:, winner].astype(np.int64)]
-            pay(units, loser, winner, np.where(scooped, factor * basis, 0))
-    if ruleset.sweep_pays == "total" and s > 1:
-        fixed = ruleset.fixed_foul_units
-        for pair in room.pairs:
-            for side, (sweeper, other) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
-                paid = pair.totals[side]
-                if fixed is not None:
-                    paid = np.where(pair.settled_by == FIXED_FOUL, fixed, paid)
-                pay(units, other, sweeper, np.where(sweeping[:, sweeper], paid * (s - 1), 0))
     return units
 
 
