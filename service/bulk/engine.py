@@ -11,6 +11,8 @@ which explains it in words, so an answer never depends on which path read its li
 
 from __future__ import annotations
 
+import sys
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -153,13 +155,14 @@ class Reader:
 
     def agreeing(self) -> set[int]:
         """The lines read whose claims agree. A group the engine fails on is left to the per-room path
-        whole (which answers each line, or its 500), rather than failing the run."""
+        whole (which answers each line, or its 500), rather than failing the run; the failure is
+        printed, as the per-room path prints its own, since the answers alone would not show it."""
         found: set[int] = set()
         for group in self.groups.values():
             try:
                 found.update(group.agreeing())
             except Exception:
-                continue
+                traceback.print_exc(file=sys.stderr)
         return found
 
 
