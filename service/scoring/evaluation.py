@@ -418,7 +418,7 @@ def _settle_pairs_many(
         fa, fb = fouled[:, i], fouled[:, j]
         settled = np.where(fa != fb, FOUL, COMPARISON).astype(np.int8)
         both = fa & fb
-        compared_both = both if ruleset.both_fouled == "compare" else both & False
+        compared_both = both if ruleset.both_fouled == "compare" else np.zeros_like(both)
         settled[both & ~compared_both] = BOTH_FOULED
         if ruleset.fixed_foul_units is not None:
             settled[fa != fb] = FIXED_FOUL
@@ -432,7 +432,7 @@ def _settle_pairs_many(
         totals = [np.zeros(len(fa), dtype=np.int64), np.zeros(len(fa), dtype=np.int64)]
         for k in range(len(POSITIONS)):
             sa, sb = strengths[:, i, k], strengths[:, j, k]
-            for side, (me, _other, mine, theirs, they_fouled) in enumerate(((i, j, sa, sb, fb), (j, i, sb, sa, fa))):
+            for side, (me, mine, theirs, they_fouled) in enumerate(((i, sa, sb, fb), (j, sb, sa, fa))):
                 wins = (compared & (mine > theirs)) | (by_foul & they_fouled)
                 won[side] += wins
                 totals[side] += np.where(wins, values[k][hand_ids[:, me, k]], 0)
