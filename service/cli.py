@@ -9,6 +9,8 @@ maubinh verify --jsonl IN --report report.html
                                  and an audit report: one offline HTML page
 maubinh verify claim.json        a room and the settlement a backend claims; exit 1 unless they agree
 maubinh verify --jsonl claims    one line per disagreement (or refusal), a summary; exit 1 if any disagree
+maubinh replay --jsonl claims --ruleset CANDIDATE [--only ID] [--report page.html] [--format parquet -o DIR]
+                                 the money the candidate ruleset would have moved, round by round
 maubinh evaluate hand.json       name the hands of one arrangement
 maubinh arrange cards.json       suggest an arrangement (gợi ý)
 maubinh rulesets [ID]            list the rulesets, or print one whole (ID may be pinned: id@1)
@@ -37,7 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
-from service.bulk import spreadsheet
+from service.bulk import VIEWER, spreadsheet
 from service.contract import OPPONENTS
 from service.cores import available_cores
 from service.documents import OPERATIONS, answer
@@ -231,6 +233,83 @@ def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) ->
         finally:
             if out is not sys.stdout.buffer:
                 out.close()
+
+
+def _replay(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """``replay``: the figures on stdout (or -o FILE), or as Parquet tables in -o DIR; the page beside."""
+    from service.rulesets import RulesetError
+    from service.strict_json import BadDocument
+
+    language: Language = args.lang
+    parquet = args.format == "parquet"
+    if parquet and not args.output:
+        say("replay", "cli.tables_need_output", language)
+        return EXIT_USAGE
+    needs = "cli.report_needs" if args.report else "cli.replay_needs"
+    if absent := missing(Text(needs).render(language), AUDIT, language):
+        print(f"maubinh replay: {absent}", file=sys.stderr)
+        return EXIT_USAGE
+    from service.bulk import replay
+    from service.bulk.audit_report import HashedLines
+    from service.bulk.replay_report import ReplayReport
+    from service.bulk.table_files import ParquetTables
+
+    try:
+        candidate = replay.read_candidate(args.ruleset, catalogue, args.only)
+    except OSError as error:
+        say("replay", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+        return EXIT_USAGE
+    except (BadDocument, RulesetError) as error:
+        why = error.args[0] if isinstance(error, BadDocument) else "; ".join(
+            ("/".join(map(str, fault.path)) + ": " if fault.path else "") + fault.message.render(language)
+            for fault in error.faults
+        )  # fmt: skip
+        say("replay", "cli.bad_candidate", language, given=args.ruleset, why=why)
+        return EXIT_USAGE
+    if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
+        say("replay", "cli.output_is_a_file", language, path=args.output)
+        return EXIT_USAGE
+    try:
+        source = _open(args.jsonl)
+        files = ParquetTables(args.output, "replay") if parquet else None
+    except OSError as error:
+        say("replay", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+        return EXIT_USAGE
+    report = ReplayReport(candidate, language, args.viewer)
+
+    def take(chunk: replay.Chunk) -> None:
+        if files is not None:
+            files.add(chunk.tables)
+        report.add(chunk)
+
+    lines = HashedLines(source, args.jsonl)
+    with source:
+        try:
+            progress = _progress_bar(args.jsonl, language)
+            done = replay.run(lines, catalogue, candidate, args.jobs, take, progress, language)
+            if progress is not None:
+                progress.close()
+        finally:
+            if files is not None:
+                files.close()
+    figures = report.figures(done, lines)
+    written = json.dumps(figures, indent=2, ensure_ascii=False) + "\n"
+    if args.report:
+        beside = Path(args.report).with_suffix(".json")
+        Path(args.report).write_text(report.html(figures), encoding="utf-8")
+        beside.write_text(written, encoding="utf-8")
+        say("replay", "cli.report_written", language, page=args.report, figures=str(beside))
+    elif not parquet:
+        with open(args.output, "w", encoding="utf-8") if args.output else sys.stdout as out:
+            out.write(written)
+    rounds = figures["rounds"]
+    summary = Text(
+        "cli.replay_summary", lines=rounds["lines"], replayed=rounds["replayed"], changed=rounds["changed"],
+        disagrees=rounds["disagrees"], refused=rounds["refused"], not_replayable=rounds["not_replayable"],
+        skipped=rounds["skipped"], moved=figures["moved"]["total"], seconds=_seconds(done.seconds, language),
+    )  # fmt: skip
+    print(f"maubinh replay: {summary.render(language)}", file=sys.stderr)
+    return 0
 
 
 def _rulesets(words: list[str], catalogue: Catalogue, language: Language) -> int:
@@ -494,9 +573,17 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
             )
         if name == "verify":
             sub.add_argument("--report", metavar="HTML", help=helped("cli.help_report"))
-            sub.add_argument(
-                "--viewer", metavar="URL", default="http://127.0.0.1:8000/viewer", help=helped("cli.help_viewer")
-            )
+            sub.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
+    replay = commands.add_parser("replay", help=helped("cli.help_replay"))
+    replay.add_argument("--jsonl", required=True, metavar="ROUNDS", help=helped("cli.help_replay_jsonl"))
+    replay.add_argument("--ruleset", required=True, metavar="CANDIDATE", help=helped("cli.help_replay_ruleset"))
+    replay.add_argument("--only", metavar="ID", help=helped("cli.help_replay_only"))
+    replay.add_argument("--format", choices=("json", "parquet"), default="json", help=helped("cli.help_replay_format"))
+    replay.add_argument("-o", "--output", metavar="FILE|DIR", help=helped("cli.help_replay_output"))
+    replay.add_argument("--report", metavar="HTML", help=helped("cli.help_replay_report"))
+    replay.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
+    replay.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
+    _language_option(replay, language)
     rulesets = commands.add_parser("rulesets", help=helped("cli.help_rulesets"))
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
     _language_option(rulesets, language)
@@ -552,6 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "rulesets":
         return _rulesets(args.words, catalogue, args.lang)
+    if args.command == "replay":
+        return _replay(args, catalogue)
     return _run_operation(args.command, args, catalogue)
 
 

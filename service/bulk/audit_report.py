@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from service import version
+from service.bulk import VIEWER
 from service.bulk.tables import decode_rows
 from service.texts import Language, Text
 from service.verify import AMOUNTS_ONLY, STEP_TEXTS
@@ -38,11 +39,9 @@ REFUSED_LISTED = 1000
 """How many refused rounds the report lists by line, round id and codes (all are in the problems table)."""
 UNIT = "minor"
 """What the amounts are in: the stake's minor unit (đồng, cents), as the claims gave them."""
-VIEWER = "http://127.0.0.1:8000/viewer"
-"""Where the links go unless told (``maubinh verify --viewer URL``): a service run with ``make run``."""
 
 
-def _base64url(document: object) -> str:
+def base64url(document: object) -> str:
     text = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(text).decode().rstrip("=")
 
@@ -50,7 +49,7 @@ def _base64url(document: object) -> str:
 def viewer_link(request: dict[str, Any], viewer: str = VIEWER) -> str:
     """The viewer in verify mode on one round: the room and the claim in the link's fragment."""
     room = {key: value for key, value in request.items() if key != "claimed"}
-    return f"{viewer}#room={_base64url(room)}&claim={_base64url(request['claimed'])}"
+    return f"{viewer}#room={base64url(room)}&claim={base64url(request['claimed'])}"
 
 
 def number(value: int | float, language: Language) -> str:
@@ -162,10 +161,7 @@ class Report:
     def figures(self, summary: Summary, source: HashedLines) -> dict[str, Any]:
         """page.json: the page's figures, provenance first."""
         return {
-            "input": {"path": source.path, "sha256": source.sha256, "lines": source.count},
-            "maubinh_version": version(),
-            "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "rulesets": [{"ruleset": ref, "digest": digest} for ref, digest in sorted(self.rulesets.items())],
+            **provenance(source, self.rulesets),
             "unit": UNIT,
             "rounds": {
                 "lines": summary.lines,
@@ -192,24 +188,7 @@ class Report:
 
     def html(self, figures: dict[str, Any]) -> str:
         rounds, dispute = figures["rounds"], figures["in_dispute"]
-        source = figures["input"]
-        provenance = "".join(
-            f"<tr><th>{self._t(key)}</th><td>{value}</td></tr>"
-            for key, value in (
-                ("report.input", f"<code>{html.escape(source['path'])}</code>"),
-                ("report.sha256", f"<code>{source['sha256']}</code>"),
-                ("report.lines", self._n(source["lines"])),
-                ("report.version", f"maubinh {html.escape(figures['maubinh_version'])}"),
-                ("report.generated_at", html.escape(figures["generated_at"])),
-                (
-                    "report.rulesets",
-                    "<br>".join(
-                        f"<code>{html.escape(r['ruleset'])}</code> <code>{r['digest']}</code>"
-                        for r in figures["rulesets"]
-                    ),
-                ),
-            )
-        )
+        provenance = provenance_rows(figures, self.language)
         cards = "".join(
             f'<div class="figure" data-figure="{name}"><span class="number">{self._n(value)}</span>'
             f"<span>{self._t(key)}</span></div>"
@@ -235,6 +214,7 @@ class Report:
         steps = {STEP_TEXTS[step].render(self.language): amount for step, amount in dispute["by_step"].items()}
         return PAGE.format(
             lang=self.language,
+            style=STYLE,
             title=self._t("report.title"),
             lead=self._t("report.lead"),
             provenance_title=self._t("report.provenance"),
@@ -281,7 +261,7 @@ class Report:
                 rows.append(
                     f'<tr data-player="{html.escape(p["player"])}">{first}<td>{html.escape(p["player"])}</td>'
                     f'<td class="num">{self._n(p["claimed"])}</td><td class="num">{self._n(p["computed"])}</td>'
-                    f'<td class="num">{_signed(self._n(p["difference"]), p["difference"])}</td>{last}</tr>'
+                    f'<td class="num">{signed(self._n(p["difference"]), p["difference"])}</td>{last}</tr>'
                 )
             groups.append(f'<tbody data-line="{round_["line"]}">{"".join(rows)}</tbody>')
         if not groups:
@@ -294,7 +274,39 @@ class Report:
         )  # fmt: skip
 
 
-def _signed(text: str, value: int) -> str:
+def provenance(source: HashedLines, rulesets: dict[str, str]) -> dict[str, Any]:
+    """A report's provenance block (verify's and replay's alike): the input's path, SHA-256 and lines,
+    the tool's version, the date, and every ruleset used (``id@version`` → its digest)."""
+    return {
+        "input": {"path": source.path, "sha256": source.sha256, "lines": source.count},
+        "maubinh_version": version(),
+        "generated_at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rulesets": [{"ruleset": ref, "digest": digest} for ref, digest in sorted(rulesets.items())],
+    }
+
+
+def provenance_rows(figures: dict[str, Any], language: Language) -> str:
+    """The provenance block as the rows of a page's table."""
+    source = figures["input"]
+    return "".join(
+        f"<tr><th>{html.escape(Text(key).render(language))}</th><td>{value}</td></tr>"
+        for key, value in (
+            ("report.input", f"<code>{html.escape(source['path'])}</code>"),
+            ("report.sha256", f"<code>{source['sha256']}</code>"),
+            ("report.lines", number(source["lines"], language)),
+            ("report.version", f"maubinh {html.escape(figures['maubinh_version'])}"),
+            ("report.generated_at", html.escape(figures["generated_at"])),
+            (
+                "report.rulesets",
+                "<br>".join(
+                    f"<code>{html.escape(r['ruleset'])}</code> <code>{r['digest']}</code>" for r in figures["rulesets"]
+                ),
+            ),
+        )
+    )
+
+
+def signed(text: str, value: int) -> str:
     return f"+{text}" if value > 0 else text
 
 
@@ -349,27 +361,35 @@ def bar_chart(values: dict[str, int], axis: str, language: Language = "en") -> s
     return re.sub(r"\s*<metadata>.*?</metadata>", "", svg[svg.index("<svg") :], flags=re.DOTALL)  # RDF, no use here
 
 
-PAGE = """<!DOCTYPE html>
+STYLE = """<style>
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #1b1b1b; }
+.figures { display: flex; gap: 1rem; flex-wrap: wrap; }
+.figure { border: 1px solid #ccc; border-radius: 6px; padding: .75rem 1rem; min-width: 9rem; }
+.figure .number { display: block; font-size: 1.8rem; font-weight: 600; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: .35rem .5rem; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+#provenance th { width: 12rem; font-weight: 500; }
+#provenance code { word-break: break-all; }
+#largest tbody { border-top: 2px solid #999; }
+svg { max-width: 100%; height: auto; }
+</style>
+"""
+"""The reports' style sheet, inline: the page is one file that opens offline."""
+
+PAGE_HEAD = """<!DOCTYPE html>
 <html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #1b1b1b; }}
-.figures {{ display: flex; gap: 1rem; flex-wrap: wrap; }}
-.figure {{ border: 1px solid #ccc; border-radius: 6px; padding: .75rem 1rem; min-width: 9rem; }}
-.figure .number {{ display: block; font-size: 1.8rem; font-weight: 600; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .35rem .5rem; text-align: left; vertical-align: top; }}
-td.num {{ text-align: right; font-variant-numeric: tabular-nums; }}
-#provenance th {{ width: 12rem; font-weight: 500; }}
-#provenance code {{ word-break: break-all; }}
-#largest tbody {{ border-top: 2px solid #999; }}
-svg {{ max-width: 100%; height: auto; }}
-</style>
-</head>
-<body>
+{style}</head>
+"""
+"""A report page's head: its language, title and style."""
+
+PAGE = (
+    PAGE_HEAD
+    + """<body>
 <h1>{title}</h1>
 <p>{lead}</p>
 <h2>{provenance_title}</h2>
@@ -387,3 +407,4 @@ svg {{ max-width: 100%; height: auto; }}
 </body>
 </html>
 """
+)

@@ -171,7 +171,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
     return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed, tables, tuple(requests))
 
 
-def _chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
+def numbered_chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
     """Lines ``size`` at a time, each chunk with its first line's number (from 1)."""
     chunk: list[bytes] = []
     first = 1
@@ -205,7 +205,8 @@ def run(
     lines = refused = agreed = 0
     if jobs <= 1:
         _start_worker(name, format, language, defaults, tables is not None)
-        results: Iterable[Chunk] = map(_answer_chunk, _chunks(source, _chunk_size(name, tables is not None, jobs)))
+        chunks = numbered_chunks(source, _chunk_size(name, tables is not None, jobs))
+        results: Iterable[Chunk] = map(_answer_chunk, chunks)
         pool = None
     else:
         import multiprocessing  # only here: a single room's start-up does without it
@@ -214,7 +215,7 @@ def run(
         pool = context.Pool(
             jobs, initializer=_start_worker, initargs=(name, format, language, defaults, tables is not None)
         )
-        results = pool.imap(_answer_chunk, _chunks(source, _chunk_size(name, tables is not None, jobs)))
+        results = pool.imap(_answer_chunk, numbered_chunks(source, _chunk_size(name, tables is not None, jobs)))
     try:
         for chunk in results:
             if tables is not None:

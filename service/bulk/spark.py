@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from service.bulk.replay import Candidate
+
 ROOMS_PER_PARTITION = 10_000
 """Rooms a partition scores: every core busy however small the file, and a partition's tables (about
 20 ledger rows a room) a few hundred MB at most however large, so that they stay cached until each
@@ -76,8 +78,33 @@ def score_partition(
         yield rows.nested()
 
 
-def score_rooms(rooms: DataFrame, operation: str = "score", language: Language = "en") -> DataFrame:
-    """``rooms`` (columns ``line``: bigint, ``room``: the request's JSON text) → one nested row per room."""
+def replay_partition(
+    batches: Iterator[pa.RecordBatch], candidate: str | dict[str, Any], only: str | None, language: Language = "en"
+) -> Iterator[pa.RecordBatch]:
+    """``mapInArrow``'s function for a replay: batches of (line, recorded round's JSON text) → batches of
+    nested replay table rows. ``candidate``: as a request names it (resolved here, on the executor)."""
+    from service.bulk.replay import Candidate, ReplayRows
+
+    _, catalogue = _scorer("verify")
+    replaying = Candidate(candidate, catalogue.resolve(candidate), only)
+    for batch in batches:
+        rows = ReplayRows()
+        for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
+            rows.replay(line, (room or "").encode(), catalogue, replaying, language)
+        yield rows.nested()
+
+
+def score_rooms(
+    rooms: DataFrame, operation: str = "score", language: Language = "en", candidate: Candidate | None = None
+) -> DataFrame:
+    """``rooms`` (columns ``line``: bigint, ``room``: the request's JSON text) → one nested row per room;
+    a replay's (``operation`` "replay") under ``candidate``."""
+    if operation == "replay":
+        assert candidate is not None
+        reference, only = candidate.reference, candidate.only
+        return rooms.select("line", "room").mapInArrow(
+            lambda batches: replay_partition(batches, reference, only, language), nested_schema(operation)
+        )
     return rooms.select("line", "room").mapInArrow(
         lambda batches: score_partition(batches, operation, language), nested_schema(operation)
     )
@@ -122,16 +149,21 @@ def read_rooms(spark: SparkSession, path: str, room_column: str = "room") -> Dat
 
 
 def audit(
-    spark: SparkSession, path: str, out: str, operation: str = "score", language: Language = "en"
+    spark: SparkSession,
+    path: str,
+    out: str,
+    operation: str = "score",
+    language: Language = "en",
+    candidate: Candidate | None = None,
 ) -> dict[str, int]:
-    """Score (or verify) the rooms at ``path`` and write each table to ``out/<table>/`` as Parquet.
-    Returns the row count of each table."""
+    """Score, verify or replay (under ``candidate``) the rooms at ``path`` and write each table to
+    ``out/<table>/`` as Parquet. Returns the row count of each table."""
     from pyspark import StorageLevel
 
     rooms = read_rooms(spark, path)
     partitions = max(spark.sparkContext.defaultParallelism, -(-rooms.count() // ROOMS_PER_PARTITION))
     rooms = rooms.repartition(partitions)
-    scored = score_rooms(rooms, operation, language).persist(StorageLevel.MEMORY_AND_DISK)
+    scored = score_rooms(rooms, operation, language, candidate).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         for table, frame in tables(scored, operation).items():
             frame.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{table}")
@@ -144,25 +176,45 @@ def audit(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="maubinh-spark", description="Score or verify rooms on Spark into the tables of maubinh --format parquet."
+        prog="maubinh-spark",
+        description="Score, verify or replay rooms on Spark into the tables of maubinh --format parquet.",
     )
-    parser.add_argument("operation", choices=("score", "verify"))
+    parser.add_argument("operation", choices=("score", "verify", "replay"))
     parser.add_argument("input", help="JSON lines (one request per line), or Parquet with a column of request JSON")
     parser.add_argument("-o", "--output", required=True, help="directory: one Parquet directory per table")
     parser.add_argument("--room-column", default="room", help="with Parquet input: the column holding each request")
     parser.add_argument("--lang", choices=LANGUAGES, default=DEFAULT_LANGUAGE)
+    parser.add_argument(
+        "--ruleset", metavar="CANDIDATE", help="replay: the candidate (id, id@version, or a patch file)"
+    )
+    parser.add_argument("--only", metavar="ID", help="replay: only the rounds recorded under this ruleset id")
     args = parser.parse_args(argv)
+    if (args.operation == "replay") != (args.ruleset is not None):
+        parser.error("--ruleset CANDIDATE goes with replay, and replay needs it")
     absent = missing("The Spark job needs", SPARK)
     if absent:
         print(f"maubinh-spark: {absent}", file=sys.stderr)
         return 2
+    candidate = None
+    if args.ruleset is not None:
+        from service.bulk.replay import read_candidate
+        from service.rulesets import RulesetError
+        from service.rulesets.catalogue import RULESETS_DIR_ENV
+        from service.rulesets.operator_folder import catalogue_for
+        from service.strict_json import BadDocument
+
+        try:
+            candidate = read_candidate(args.ruleset, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), args.only)
+        except (OSError, BadDocument, RulesetError) as error:
+            print(f"maubinh-spark: cannot replay under {args.ruleset}: {error}", file=sys.stderr)
+            return 2
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
     spark = SparkSession.builder.appName(f"maubinh {args.operation}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")  # the tables' counts, not Spark's INFO, are what an auditor reads
     try:
-        counts = audit(spark, args.input, args.output, args.operation, args.lang)
+        counts = audit(spark, args.input, args.output, args.operation, args.lang, candidate)
     finally:
         spark.stop()
     print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from service.bulk.tables import VERIFY_TABLES, arrow_schema, decode_rows, tables_for
+from service.bulk.tables import COLUMNS, arrow_schema, decode_rows, tables_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -27,7 +27,7 @@ class ParquetTables:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.operation = operation
-        for stale in set(VERIFY_TABLES) - set(tables_for(operation)):  # a verify run's, into the same directory
+        for stale in set(COLUMNS) - set(tables_for(operation)):  # another operation's, into the same directory
             (self.directory / f"{stale}.parquet").unlink(missing_ok=True)
         self._writers: dict[str, pq.ParquetWriter] = {
             table: pq.ParquetWriter(self.directory / f"{table}.parquet", arrow_schema(table), compression="zstd")

@@ -72,18 +72,50 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("computed", "int64"),
         ("difference", "int64"),
     ),
+    "replayed": (
+        ("line", "int64"),
+        ("round_id", "string"),
+        ("recorded", "string"),
+        ("recorded_digest", "string"),
+        ("candidate", "string"),
+        ("candidate_digest", "string"),
+        ("stake", "int64"),
+        ("players", "int32"),
+        ("outcome", "string"),
+        ("code", "string"),
+        ("moved", "int64"),
+    ),
+    "replayed_players": (
+        ("line", "int64"),
+        ("round_id", "string"),
+        ("player", "string"),
+        ("recorded", "int64"),
+        ("candidate", "int64"),
+        ("difference", "int64"),
+    ),
+    "replayed_steps": (
+        ("line", "int64"),
+        ("round_id", "string"),
+        ("player", "string"),
+        ("step", "string"),
+        ("recorded", "int64"),
+        ("candidate", "int64"),
+        ("difference", "int64"),
+    ),
 }
 """Each table's columns and their Arrow types, in order."""
 
 SCORE_TABLES = ("rooms", "players", "ledger", "problems")
 VERIFY_TABLES = (*SCORE_TABLES, "differences")
+REPLAY_TABLES = ("replayed", "replayed_players", "replayed_steps")
+"""``maubinh replay``'s (:mod:`service.bulk.replay`)."""
 
 
 def tables_for(operation: str) -> tuple[str, ...]:
-    return VERIFY_TABLES if operation == "verify" else SCORE_TABLES
+    return {"verify": VERIFY_TABLES, "replay": REPLAY_TABLES}.get(operation, SCORE_TABLES)
 
 
-def _problem_code(body: dict[str, Any]) -> str:
+def problem_code(body: dict[str, Any]) -> str:
     """A refusal's code: its problem type's last segment (``unprocessable-room``, ``bad-json`` …)."""
     return str(body.get("type", "")).rsplit("/", 1)[-1] or "refused"
 
@@ -117,10 +149,14 @@ class Rows:
             self._differences(line, body["result"]["round_id"], body)
         else:
             self._scored(line, body, None)
+        self.ended()
+
+    def ended(self) -> None:
+        """One room's rows are all added: each table's count so far marks where the next room's start."""
         for table, ends in self.ends.items():
             ends.append(self._counts[table])
 
-    def _extend(self, table: str, count: int, **values: list[Any]) -> None:
+    def extend(self, table: str, count: int, **values: list[Any]) -> None:
         """``count`` rows: each column's list of ``count`` values."""
         columns = self.columns[table]
         for name, column in values.items():
@@ -129,13 +165,13 @@ class Rows:
 
     def _scored(self, line: int, result: dict[str, Any], agrees: bool | None) -> None:
         round_id, ruleset, players, ledger = result["round_id"], result["ruleset"], result["players"], result["ledger"]
-        self._extend(
+        self.extend(
             "rooms", 1, line=[line], round_id=[round_id], ruleset_id=[ruleset["id"]],
             ruleset_version=[ruleset["version"]], ruleset_digest=[ruleset["digest"]], stake=[result["stake"]],
             players=[len(players)], refused=[None], agrees=[agrees],
         )  # fmt: skip
         n = len(players)
-        self._extend(
+        self.extend(
             "players", n, line=[line] * n, round_id=[round_id] * n, player=[p["id"] for p in players],
             units=[p["units"] for p in players], amount=[p["amount"] for p in players],
             fouled=[p["fouled"] for p in players], aces=[p["aces"] for p in players],
@@ -143,7 +179,7 @@ class Rows:
         )  # fmt: skip
         n = len(ledger)
         fields = {name: [each[name] for each in ledger] for name in LEDGER_FIELDS}
-        self._extend("ledger", n, line=[line] * n, round_id=[round_id] * n, **fields)
+        self.extend("ledger", n, line=[line] * n, round_id=[round_id] * n, **fields)
 
     def _differences(self, line: int, round_id: str | None, body: dict[str, Any]) -> None:
         rows = [
@@ -160,17 +196,17 @@ class Rows:
         names = ("kind", "player", "payer", "payee", "step", "claimed", "computed", "difference")
         n = len(rows)
         columns = {name: [row[k] for row in rows] for k, name in enumerate(names)}
-        self._extend("differences", n, line=[line] * n, round_id=[round_id] * n, **columns)
+        self.extend("differences", n, line=[line] * n, round_id=[round_id] * n, **columns)
 
     def _refused(self, line: int, round_id: str | None, body: dict[str, Any]) -> None:
-        code = _problem_code(body)
-        self._extend(
+        code = problem_code(body)
+        self.extend(
             "rooms", 1, line=[line], round_id=[round_id], ruleset_id=[None], ruleset_version=[None],
             ruleset_digest=[None], stake=[None], players=[None], refused=[code], agrees=[None],
         )  # fmt: skip
         faults = body.get("errors") or [{"pointer": "", "code": code, "message": body.get("detail", "")}]
         n = len(faults)
-        self._extend(
+        self.extend(
             "problems", n, line=[line] * n, round_id=[round_id] * n, pointer=[f["pointer"] for f in faults],
             code=[f["code"] for f in faults], message=[f["message"] for f in faults],
         )  # fmt: skip

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 from server import call, free_port
 
-from service.bulk.tables import COLUMNS
+from service.bulk.tables import VERIFY_TABLES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from rooms import four_player_rooms
@@ -90,7 +90,7 @@ def assert_same_tables(ours: Path, cli: Path, spark: bool = False) -> None:
         found = pq.read_table(ours / (table if spark else f"{table}.parquet")).select(expected.column_names)
         order = [(key, "ascending") for key in keys]
         assert found.cast(expected.schema).sort_by(order).equals(expected.sort_by(order)), table
-    assert set(KEYS) | {"differences"} == set(COLUMNS)
+    assert set(KEYS) | {"differences"} == set(VERIFY_TABLES)
 
 
 def _one_line_naming(done: subprocess.CompletedProcess[str], extra: str) -> None:
