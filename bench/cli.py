@@ -1,7 +1,8 @@
 """The command line: start-up for one room, --jobs on a big file, and the advisor end to end.
 
 Figures from one run, medians where repeated:
-1. `maubinh score room.json` wall time, one room, from process start to exit (goal <= 150 ms);
+1. `maubinh score room.json` wall time, one room, from process start to exit (goal <= 150 ms), and its
+   instructions (valgrind: this host's speed drifts by 2x across a day, the count does not);
 2. `maubinh score --jsonl` over N four-player rooms with --jobs 1 and --jobs 2, in turn, a few
    rounds; the median of the rounds' speed-ups (goal >= 1.7x);
 3. `maubinh arrange --jsonl` (3 alternatives) over 200 hands: ms per hand from the CLI's own
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+from instructions import instructions
 from rooms import DECK, four_player_rooms
 
 from service.cores import available_cores
@@ -73,6 +75,8 @@ def main() -> None:
 
     wall("score", str(one))  # warm the file cache
     starts = sorted(wall("score", str(one), "-o", out)[0] for _ in range(args.starts))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed, for valgrind's run too
+    start_instructions = instructions([MAUBINH, "score", str(one), "-o", out])
     pairs = [  # interleaved, a ratio per round: this host's speed drifts from one minute to the next
         (wall("score", "--jsonl", str(rooms), "--jobs", "1", "-o", out)[0],
          wall("score", "--jsonl", str(rooms), "--jobs", "2", "-o", out)[0])
@@ -92,7 +96,8 @@ def main() -> None:
     with_start = {jobs: statistics.median(total for total, _ in runs) for jobs, runs in arranged.items()}
 
     print(f"maubinh score, one room, process start to exit: median {statistics.median(starts) * 1000:.0f} ms"
-          f" (min {starts[0] * 1000:.0f}, max {starts[-1] * 1000:.0f}; {args.starts} runs; goal <= 150 ms)")  # fmt: skip
+          f" (min {starts[0] * 1000:.0f}, max {starts[-1] * 1000:.0f}; {args.starts} runs; goal <= 150 ms);"
+          f" {start_instructions / 1e6:.0f} M instructions")  # fmt: skip
     print(f"maubinh score --jsonl, {args.rooms:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
           f" ({args.rooms / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s):"
           f" {statistics.median(speedups):.2f}x (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}; goal >= 1.7x)")  # fmt: skip

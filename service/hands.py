@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from service.cards import ACE, DECK, Card, parse_card
 from service.texts import Named
@@ -262,10 +262,43 @@ def _kind_of(category: Category, ranks: list[int], five_cards: bool) -> Kind | N
     return None
 
 
+STRENGTHS_FILE: Final = "hand-strengths.json"
+"""In ``service/data``: :func:`build_wheel_free_strengths`' tables as written by
+``scripts/build_hand_strengths.py``; tests/unit/test_hands.py holds the file equal to a fresh build."""
+
+
 @cache
 def _wheel_free_strengths() -> _Strengths:
-    """Every hand but the straights, whose order alone depends on the wheel: built once per process
-    and shared by both wheels' tables."""
+    """The tables shared by both wheels, read from :data:`STRENGTHS_FILE`: building them takes ~143 M
+    instructions, a fifth of a one-room CLI's start-up (bench/cli.py); reading them with orjson, ~10 M."""
+    from importlib import resources
+
+    import orjson
+
+    written = orjson.loads(resources.files("service").joinpath("data", STRENGTHS_FILE).read_bytes())
+    return strengths_read(written)
+
+
+def strengths_read(written: dict[str, list[list[Any]]]) -> _Strengths:
+    """:func:`strengths_written`' document → the tables."""
+    kinds = {strength: Kind(name) for strength, name in zip(*written["kinds"], strict=True)}
+    plain5, flush5, three = (dict(zip(*written[name], strict=True)) for name in ("plain5", "flush5", "three"))
+    return _Strengths(plain5, flush5, three, kinds)
+
+
+def strengths_written(built: _Strengths) -> dict[str, list[list[Any]]]:
+    """The tables as JSON: each as its keys' list and its values' list, in the order built."""
+    document: dict[str, list[list[Any]]] = {
+        name: [list(table), list(table.values())]
+        for name, table in (("plain5", built.plain5), ("flush5", built.flush5), ("three", built.three))
+    }
+    document["kinds"] = [list(built.kinds), [kind.value for kind in built.kinds.values()]]
+    return document
+
+
+def build_wheel_free_strengths() -> _Strengths:
+    """Every hand but the straights, whose order alone depends on the wheel: shared by both wheels'
+    tables (and written to :data:`STRENGTHS_FILE`)."""
     built = _Strengths({}, {}, {}, {})
     for line in FIVE_CARD_LINES:
         if line.straight:

@@ -6,7 +6,48 @@ their order), ``room_rules`` (the checks that need the ruleset or the whole room
 entry points, below).
 """
 
-from service.validation.load import (
+import re
+import sys
+from typing import Any
+
+
+class _PatternAtFirstUse:
+    """A pattern compiled when first used (its attributes asked for), not when made."""
+
+    def __init__(self, pattern: Any, flags: int, compile_now: Any) -> None:
+        self._made = (pattern, flags, compile_now)
+        self._compiled: re.Pattern[Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # a probe (abc asks each class attribute for __isabstractmethod__)
+            raise AttributeError(name)
+        if self._compiled is None:
+            pattern, flags, compile_now = self._made
+            self._compiled = compile_now(pattern, flags)
+        return getattr(self._compiled, name)
+
+
+def _import_marshmallow() -> None:
+    """marshmallow.validate compiles its e-mail patterns (a class of every Unicode letter, case-folded)
+    as it is imported: ~50 ms of the one-room CLI's ~200 (bench/cli.py). No schema here validates an
+    e-mail, so those of its patterns wait for their first use; any other module's compile as ever."""
+    compile_now = re.compile
+
+    def compile_at_first_use(pattern: Any, flags: int = 0) -> Any:
+        if sys._getframe(1).f_globals.get("__name__") != "marshmallow.validate":
+            return compile_now(pattern, flags)
+        return _PatternAtFirstUse(pattern, flags, compile_now)
+
+    re.compile = compile_at_first_use
+    try:
+        import marshmallow.validate  # noqa: F401
+    finally:
+        re.compile = compile_now
+
+
+_import_marshmallow()
+
+from service.validation.load import (  # noqa: E402 - marshmallow first, as above
     ArrangeRequest,
     load_arrange_request,
     load_arrangement,

@@ -145,3 +145,25 @@ def test_all_3_card_hands_rank_below_the_matching_5_card_hand() -> None:
         five = rng.sample(deck, 5)
         for three in itertools.combinations(five, 3):
             assert SECOND.evaluate3(three) <= SECOND.evaluate5(five)
+
+
+def test_the_shipped_strengths_are_a_fresh_build_s() -> None:
+    """service/data/hand-strengths.json is read at start-up instead of building the tables: it must be
+    exactly what scripts/build_hand_strengths.py writes from today's rules, and read back as built."""
+    import importlib.util
+    from pathlib import Path
+
+    from service.hands import STRENGTHS_FILE, build_wheel_free_strengths, strengths_read, strengths_written
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("build_hand_strengths", root / "scripts" / "build_hand_strengths.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    shipped = (root / "service" / "data" / STRENGTHS_FILE).read_text("utf-8")
+    assert shipped == script.text(), "run scripts/build_hand_strengths.py"
+    built = build_wheel_free_strengths()
+    assert strengths_read(strengths_written(built)) == built
+    # 6,175 multisets of five ranks less the 10 straights; 286 + 156 + 13 of three; four aces with each
+    # of 12 kickers, and trip aces
+    assert (len(built.plain5), len(built.three), len(built.kinds)) == (6175 - 10, 455, 12 + 1)

@@ -282,3 +282,21 @@ def test_players_load_as_a_player_schema_load_of_many_would(players: list[Any]) 
     faults (by index, field and text) as marshmallow's own ``PlayerSchema(many=True).load``."""
     reference = PlayerSchema(many=True)
     assert _loaded(ROOM_SCHEMA.fields["players"].deserialize, players) == _loaded(reference.load, players)
+
+
+def test_marshmallow_s_e_mail_patterns_compile_at_first_use_and_still_work() -> None:
+    """service.validation imports marshmallow with its e-mail patterns left to their first use (most of
+    a one-room CLI's start-up otherwise); re.compile is the standard one again, and the validator works."""
+    import re
+
+    import marshmallow.validate
+
+    import service.validation  # noqa: F401 - imports marshmallow as it does
+
+    assert re.compile.__module__ == "re"
+    assert not isinstance(marshmallow.validate.Email.DOMAIN_REGEX, re.Pattern)
+    email = marshmallow.validate.Email()
+    assert email("player@example.vn") == "player@example.vn"
+    with pytest.raises(marshmallow.ValidationError):
+        email("not an address")
+    assert isinstance(marshmallow.validate.Email.DOMAIN_REGEX.match("example.vn"), re.Match)
