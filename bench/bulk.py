@@ -1,10 +1,12 @@
-"""The bulk engine: claims of amounts checked many rooms at a time (`maubinh verify --jsonl`).
+"""The bulk engine: claims of amounts checked many rooms at a time (`maubinh verify --jsonl`, and
+`maubinh verify --rooms` over the table of rooms).
 
 Figures, for four-player rooms whose claims of amounts agree, under the three built-ins and random §11/§12
 variants (an operator's folder of them, named by id as an audit's rounds name their rulesets):
 - instructions per room, whole process, `--jobs 1` (valgrind: (I(large) − I(small)) / rooms between),
-  the engine against the per-room path (`MAUBINH_BULK_ENGINE=0`) in the same run (goal <= 150k);
-- rooms per second per core (median of rounds) with `--jobs 1`, and `--jobs 2` against it;
+  the engine against the per-room path (`MAUBINH_BULK_ENGINE=0`) in the same run (goal <= 150k), and
+  the engine reading the table of rooms (goal <= 40k; converting to it is not counted);
+- rooms per second per core (median of rounds) with `--jobs 1`, and `--jobs 2` against it, each way;
 - with --differential N: N random rooms under random rulesets, the engine against the per-room path
   (tests/unit/test_bulk_engine.py runs 100,000 in CI; the bench 1,000,000), zero differences.
 Run: .venv/bin/python bench/bulk.py [--rooms N] [--rounds R] [--differential N]
@@ -78,7 +80,18 @@ def claims_file(path: Path, count: int, rulesets: list[str], folder: Path, seed:
 
 
 def verify(path: Path, jobs: int) -> list[str]:
+    if path.suffix == ".parquet":
+        return [MAUBINH, "verify", "--rooms", str(path), "--jobs", str(jobs), "-o", os.devnull]
     return [MAUBINH, "verify", "--jsonl", str(path), "--jobs", str(jobs), "-o", os.devnull]
+
+
+def table_of(lines: list[bytes], size: int, work: Path, env: dict[str, str]) -> Path:
+    """The first ``size`` claims as a table of rooms (``maubinh rooms``)."""
+    part, table = work / f"{size}.jsonl", work / f"{size}.parquet"
+    part.write_bytes(b"".join(lines[:size]))
+    subprocess.run([MAUBINH, "rooms", str(part), "-o", str(table)], check=True, env={**os.environ, **env},
+                   capture_output=True)  # fmt: skip
+    return table
 
 
 def main() -> None:
@@ -98,29 +111,33 @@ def main() -> None:
     print("|---|---|---|")
     per = {}
     # the per-room path over fewer rooms: under valgrind it takes about ten times the engine's time a room
-    for name, extra, small, large in (
-        ("bulk engine", {}, 8192, 32768),
-        ("per-room path", {"MAUBINH_BULK_ENGINE": "0"}, 500, 2500),
+    for name, extra, small, large, table in (
+        ("bulk engine, JSON lines", {}, 8192, 32768, False),
+        ("per-room path", {"MAUBINH_BULK_ENGINE": "0"}, 500, 2500, False),
+        ("bulk engine, table of rooms", {}, 32768, 131072, True),
     ):
         fixed = {**env, **extra, "PYTHONHASHSEED": "0"}
         counts = []
         for size in (small, large):
             part = work / f"{size}.jsonl"
             part.write_bytes(b"".join(lines[:size]))
-            counts.append(instructions(verify(part, 1), fixed))
+            counts.append(instructions(verify(table_of(lines, size, work, env) if table else part, 1), fixed))
         per[name] = (counts[1] - counts[0]) / (large - small)
         print(f"| {name} | {per[name] / 1e3:.1f} k | {large - small:,} |")
-    print(f"engine / per-room: {per['bulk engine'] / per['per-room path']:.3f} (goal: <= 150k a room)")
-    seconds: dict[int, list[float]] = {1: [], 2: []}
-    for _ in range(args.rounds):
-        for jobs in (1, 2):
-            start = time.perf_counter()
-            subprocess.run(verify(many, jobs), check=True, env={**os.environ, **env})
-            seconds[jobs].append(time.perf_counter() - start)
-    one, two = statistics.median(seconds[1]), statistics.median(seconds[2])
-    print(f"{args.rooms:,} rooms, median of {args.rounds} rounds, start-up included:")
-    print(f"| --jobs 1 | {one:.2f} s | {args.rooms / one:,.0f} rooms/s |")
-    print(f"| --jobs 2 | {two:.2f} s | {args.rooms / two:,.0f} rooms/s | {one / two:.2f}x --jobs 1 |")
+    print(f"engine / per-room: {per['bulk engine, JSON lines'] / per['per-room path']:.3f} (goal: <= 150k a room)")
+    print(f"table of rooms: {per['bulk engine, table of rooms'] / 1e3:.1f} k a room (goal: <= 40k a room)")
+    whole = table_of(lines, len(lines), work, env)
+    for name, source in (("JSON lines", many), ("table of rooms", whole)):
+        seconds: dict[int, list[float]] = {1: [], 2: []}
+        for _ in range(args.rounds):
+            for jobs in (1, 2):
+                start = time.perf_counter()
+                subprocess.run(verify(source, jobs), check=True, env={**os.environ, **env})
+                seconds[jobs].append(time.perf_counter() - start)
+        one, two = statistics.median(seconds[1]), statistics.median(seconds[2])
+        print(f"{name}: {len(lines):,} rooms, median of {args.rounds} rounds, start-up included:")
+        print(f"| --jobs 1 | {one:.2f} s | {len(lines) / one:,.0f} rooms/s |")
+        print(f"| --jobs 2 | {two:.2f} s | {len(lines) / two:,.0f} rooms/s | {one / two:.2f}x --jobs 1 |")
     if args.differential:
         os.environ["MAUBINH_DIFFERENTIAL_ROOMS"] = str(args.differential)
         from unit.test_bulk_engine import test_the_array_form_settles_every_room_as_the_per_room_path_does

@@ -9,6 +9,12 @@ maubinh verify --jsonl IN --report report.html
                                  and an audit report: one offline HTML page
 maubinh verify claim.json        a room and the settlement a backend claims; exit 1 unless they agree
 maubinh verify --jsonl claims    one line per disagreement (or refusal), a summary; exit 1 if any disagree
+maubinh rooms claims.jsonl|scored/ -o rooms.parquet
+                                 the table of rooms (Parquet) the bulk engine reads, from claims or score's tables
+maubinh verify --rooms rooms.parquet
+                                 the table checked, as verify --jsonl checks lines
+maubinh score --rooms rooms.parquet -o amounts.parquet
+                                 every room of the table scored without explanations: amounts only
 maubinh replay --jsonl claims --ruleset CANDIDATE [--only ID] [--report page.html] [--format parquet -o DIR]
                                  the money the candidate ruleset would have moved, round by round
 maubinh evaluate hand.json       name the hands of one arrangement
@@ -35,6 +41,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
@@ -191,7 +198,77 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     return _summed_up(name, done, args.lang)
 
 
+def _rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """``rooms``: claims (JSON lines) or score's tables (a directory) → the table of rooms."""
+    language: Language = args.lang
+    if absent := missing(Text("cli.rooms_need").render(language), AUDIT, language):
+        print(f"maubinh rooms: {absent}", file=sys.stderr)
+        return EXIT_USAGE
+    from service.bulk import room_table
+
+    source = Path(args.input)
+    if source.is_dir() and not (source / "rooms.parquet").is_file():
+        say("rooms", "cli.rooms_not_scored", language, path=args.input)
+        return EXIT_USAGE
+    try:
+        out = room_table.RoomTableWriter(args.output)
+        try:
+            if source.is_dir():
+                done = room_table.from_scored(source, out)
+            else:
+                with _open(args.input) as lines:
+                    done = room_table.from_claims(lines, catalogue, out)
+        finally:
+            out.close()
+    except OSError as error:
+        say("rooms", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+        return EXIT_USAGE
+    first = ", ".join(map(str, done.left_out[:10])) + (", …" if len(done.left_out) > 10 else "")
+    say("rooms", "cli.rooms_written", language, rooms=done.rooms, path=args.output, left=len(done.left_out),
+        lines=first or "-")  # fmt: skip
+    if done.ledgers:
+        say("rooms", "cli.rooms_ledgers", language, count=done.ledgers)
+    return 0
+
+
+def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """``verify --rooms``: answers as verify --jsonl's; ``score --rooms -o FILE``: amounts as a table."""
+    if absent := missing(Text("cli.rooms_need").render(args.lang), AUDIT, args.lang):
+        print(f"maubinh {name}: {absent}", file=sys.stderr)
+        return EXIT_USAGE
+    from service.bulk import table_runs
+
+    if name == "score":
+        if not args.output:
+            say(name, "cli.rooms_need_output", args.lang)
+            return EXIT_USAGE
+        try:
+            started = time.perf_counter()
+            rooms, refused = table_runs.score(args.rooms, catalogue, args.output, args.lang, args.jobs)
+        except OSError as error:
+            say(name, "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+            return EXIT_USAGE
+        summary = Text(
+            "cli.summary", lines=rooms, refused=refused, seconds=_seconds(time.perf_counter() - started, args.lang)
+        )
+        print(f"maubinh score: {summary.render(args.lang)}", file=sys.stderr)
+        return 0
+    try:
+        out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
+        try:
+            done = table_runs.verify(args.rooms, catalogue, out, args.lang, args.jobs)
+        finally:
+            if out is not sys.stdout.buffer:
+                out.close()
+    except OSError as error:
+        say("verify", "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+        return EXIT_USAGE
+    return _summed_up("verify", done, args.lang)
+
+
 def _run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
+    if getattr(args, "rooms", None):
+        return _rooms_operation(name, args, catalogue)
     parquet = getattr(args, "format", "json") == "parquet"
     report = getattr(args, "report", None)
     if (parquet or report) and not args.jsonl:
@@ -573,7 +650,14 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
             )
         if name == "verify":
             sub.add_argument("--report", metavar="HTML", help=helped("cli.help_report"))
+        if name in ("score", "verify"):
+            rooms_help = "cli.help_verify_rooms" if name == "verify" else "cli.help_score_rooms"
+            sub.add_argument("--rooms", metavar="TABLE", help=helped(rooms_help))
             sub.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
+    rooms = commands.add_parser("rooms", help=helped("cli.help_rooms"))
+    rooms.add_argument("input", metavar="IN", help=helped("cli.help_rooms_input"))
+    rooms.add_argument("-o", "--output", required=True, metavar="TABLE", help=helped("cli.help_rooms_output"))
+    _language_option(rooms, language)
     replay = commands.add_parser("replay", help=helped("cli.help_replay"))
     replay.add_argument("--jsonl", required=True, metavar="ROUNDS", help=helped("cli.help_replay_jsonl"))
     replay.add_argument("--ruleset", required=True, metavar="CANDIDATE", help=helped("cli.help_replay_ruleset"))
@@ -641,6 +725,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _rulesets(args.words, catalogue, args.lang)
     if args.command == "replay":
         return _replay(args, catalogue)
+    if args.command == "rooms":
+        return _rooms(args, catalogue)
     return _run_operation(args.command, args, catalogue)
 
 

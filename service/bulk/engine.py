@@ -89,9 +89,18 @@ def _cards(texts: bytes, count: int, size: int) -> tuple[NDArray[np.int8], NDArr
     rooms hold only cards, each once: a misplaced comma, an unknown spelling or a card twice is not."""
     letters = np.frombuffer(texts, dtype=np.uint8).reshape(count, size * 13, 3)
     cards = TWO_LETTER_CARDS[letters[..., 0].astype(np.uint16) << 8 | letters[..., 1]]
-    readable = np.logical_and.reduce((letters[..., 2] == ord(",")) & (cards >= 0), axis=-1)
-    readable &= np.logical_and.reduce(tally(np.maximum(cards, 0), 52) <= 1, axis=-1)  # no card twice
+    readable = np.logical_and.reduce(letters[..., 2] == ord(","), axis=-1) & all_cards_once(cards)
     return cards.reshape(count, size, 13), readable
+
+
+def all_cards_once(cards: NDArray[np.int8]) -> NDArray[np.bool_]:
+    """Which rooms (their cards along the last axis, −1 or ≥ 52 for what is not a card) hold only
+    cards, each once."""
+    known = (cards >= 0) & (cards < 52)
+    once: NDArray[np.bool_] = np.logical_and.reduce(known, axis=-1) & np.logical_and.reduce(
+        tally(np.where(known, cards, 0), 52) <= 1, axis=-1
+    )
+    return once
 
 
 class Reader:
@@ -102,7 +111,7 @@ class Reader:
         self._rulesets: dict[str, Ruleset | None] = {}
         self.groups: dict[tuple[int, int], _Group] = {}
 
-    def _ruleset(self, reference: str) -> Ruleset | None:
+    def ruleset_of(self, reference: str) -> Ruleset | None:
         if reference not in self._rulesets:
             try:
                 self._rulesets[reference] = self._resolve(reference)
@@ -122,14 +131,14 @@ class Reader:
         round_id = document.get("round_id", "")
         if type(round_id) is not str or len(round_id) > 128:
             return False
-        ruleset = self._ruleset(reference)
+        ruleset = self.ruleset_of(reference)
         players, claim = document.get("players"), document.get("claimed")
         if ruleset is None or type(players) is not list or type(claim) is not dict or len(claim) != 1:
             return False
         size = len(players)
         if not ruleset.min_players <= size <= ruleset.max_players:
             return False
-        room = _read_players(players, ruleset)
+        room = read_players(players, ruleset)
         amounts = claim.get("amounts")
         if room is None or type(amounts) is not dict or len(amounts) != size:
             return False
@@ -177,7 +186,7 @@ class _Players:
     """How many keys the players' objects hold."""
 
 
-def _read_players(players: list[Any], ruleset: Ruleset) -> _Players | None:
+def read_players(players: list[Any], ruleset: Ruleset) -> _Players | None:
     """The players as the engine reads them, or None for anything the per-room path would refuse or
     read otherwise (bare cards, a declaration its ruleset does not allow)."""
     read = _Players({}, b"", [], [], 0)

@@ -107,7 +107,7 @@ class Chunk:
     """With the tables format, verify: each disagreeing line's request, for the report's links."""
 
 
-def _traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict[str, Any]:
+def traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict[str, Any]:
     """A problem, or a verify answer, with the input line it answers and that line's round, so that
     an audit of a month of rounds can tell which one each is (a scored line keeps its bytes)."""
     round_id = body["result"]["round_id"] if status == 200 else round_id_of(line)
@@ -158,7 +158,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
             agreed += settles(status, body)
             continue
         if status != 200 or (traces_answers and not settles(status, body)):
-            body = _traced(number, line, status, body)
+            body = traced(number, line, status, body)
         if settles(status, body):
             agreed += 1
         elif csv and status == 200:

@@ -82,7 +82,7 @@ def candidate_request(request: dict[str, Any], candidate: Candidate) -> dict[str
     return changed
 
 
-def _answered(operation: str, raw: Any, catalogue: Catalogue, language: Language) -> tuple[int, dict[str, Any]]:
+def answered(operation: str, raw: Any, catalogue: Catalogue, language: Language) -> tuple[int, dict[str, Any]]:
     """(status, body) as the CLI answers, a defect included (a 500 for this round, printed): one round's
     failure must not cost the rest of the run."""
     try:
@@ -96,7 +96,7 @@ def _answered(operation: str, raw: Any, catalogue: Catalogue, language: Language
         return 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
 
 
-def _code(body: dict[str, Any]) -> str:
+def refusal_code(body: dict[str, Any]) -> str:
     """A refusal's most precise code: its first fault's, else its problem type's."""
     errors = body.get("errors")
     if isinstance(errors, list) and errors and isinstance(errors[0], dict) and "code" in errors[0]:
@@ -142,9 +142,9 @@ class ReplayRows(Rows):
             assert problem is not None
             status, body = problem
         else:
-            status, body = _answered("verify", request, catalogue, language)
+            status, body = answered("verify", request, catalogue, language)
         if status != 200:
-            self._round(line, round_id_of(text), "refused", code=_code(body), **theirs)
+            self._round(line, round_id_of(text), "refused", code=refusal_code(body), **theirs)
             return 0
         recorded, round_id = body["result"], body["result"]["round_id"]
         ours = {
@@ -160,9 +160,9 @@ class ReplayRows(Rows):
         if any(player["difference"] for player in body["players"]):
             self._round(line, round_id, "disagrees", **ours)
             return 0
-        status, replayed = _answered("score", candidate_request(request, candidate), catalogue, language)
+        status, replayed = answered("score", candidate_request(request, candidate), catalogue, language)
         if status != 200:
-            self._round(line, round_id, "not_replayable", code=_code(replayed), **ours)
+            self._round(line, round_id, "not_replayable", code=refusal_code(replayed), **ours)
             return 0
         return self._moved(line, round_id, recorded, replayed, ours)
 

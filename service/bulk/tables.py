@@ -13,6 +13,7 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from service.hands import POSITIONS
 from service.texts import Language, localize
 
 if TYPE_CHECKING:
@@ -39,6 +40,11 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("fouled", "bool"),
         ("instant_win", "string"),
         ("aces", "int32"),
+        ("status", "string"),
+        ("declared", "bool"),
+        ("back", "string"),
+        ("middle", "string"),
+        ("front", "string"),
     ),
     "ledger": (
         ("line", "int64"),
@@ -176,6 +182,8 @@ class Rows:
             units=[p["units"] for p in players], amount=[p["amount"] for p in players],
             fouled=[p["fouled"] for p in players], aces=[p["aces"] for p in players],
             instant_win=[p["instant_win"] and p["instant_win"]["pattern"] for p in players],
+            status=[p["status"] for p in players], declared=[p["declared"] for p in players],
+            **{position: [_cards_of(p, position) for p in players] for position in POSITIONS},
         )  # fmt: skip
         n = len(ledger)
         fields = {name: [each[name] for each in ledger] for name in LEDGER_FIELDS}
@@ -246,6 +254,12 @@ class Rows:
                 )
             )
         return pa.RecordBatch.from_arrays(arrays, names=list(self.columns))
+
+
+def _cards_of(player: dict[str, Any], position: str) -> str | None:
+    """A chi's cards as one text ("9S 9C 9H QS QH"), or None for a player scored without hands."""
+    hands = player.get("hands")
+    return " ".join(hands[position]["cards"]) if hands else None
 
 
 def round_id_of(line: bytes) -> str | None:

@@ -38,7 +38,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         (work / name).symlink_to(ROOT / name if name != ".venv" else Path(sys.executable).parents[1])
     env = {k: v for k, v in os.environ.items() if k != "MAUBINH_RULESETS_DIR"}
     run = [c for c in shell_lines(SECTION) if not any(marker in c for marker in CLUSTER)]
-    assert len(run) == 4, run  # export, score, verify, spark-submit
+    assert len(run) == 7, run  # export, score, verify, the table of rooms (rooms, verify, score), spark-submit
     for command in run:
         if command.startswith("export "):
             name, _, value = command.removeprefix("export ").partition("=")

@@ -25,7 +25,8 @@ tests/system/test_quickstart.py and test_receipts_interop.py run them."""
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 AGREES = {"amounts": {"P": -9000, "Q": 9000}}
 SHORT = {"amounts": {"P": -3000, "Q": 3000}}  # the sập forgotten
-EXIT = {"verify dispute.json": 1, "verify --jsonl claims.jsonl": 1, "verify --jsonl examples/audit": 1}
+EXIT = {"verify dispute.json": 1, "verify --jsonl claims.jsonl": 1, "verify --jsonl examples/audit": 1,
+        "verify --rooms rooms.parquet": 1}  # fmt: skip
 """Lines that exit 1 by design (a disagreement); every other exits 0."""
 
 pytestmark = pytest.mark.slow

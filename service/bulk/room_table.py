@@ -1,0 +1,256 @@
+"""The table of rooms: claims of amounts as one Parquet row a room, its cards as bytes, so that the bulk
+engine reads whole columns at once and no Python object a room (docs/audits.md, "The table of rooms").
+
+``maubinh rooms IN -o rooms.parquet`` writes it from verify's JSON lines (claims) or from the tables
+of ``maubinh score --format parquet`` (whose amounts become the claim); :mod:`service.bulk.table_engine`
+reads it, and :mod:`service.bulk.table_runs` answers ``verify --rooms`` and ``score --rooms``. A row
+the engine does not settle is rebuilt as the request it stands for (:func:`request_of`) and answered by
+the per-room path, which explains it, as ``verify --jsonl`` would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from service.bulk.engine import LARGEST_STAKE, TWO_LETTER_CARDS, Reader, read_players
+from service.cards import CARD_TEXT
+from service.contract import MAX_EXACT_AMOUNT, STATUSES
+from service.rulesets.catalogue import Catalogue
+from service.strict_json import BadDocument, loads
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+MOST_PLAYERS = 4
+NOT_A_CARD = 0xFF
+ROW_GROUP_ROOMS = 64 * 1024
+"""Rooms a row group holds, and the engine reads at a time: its fixed costs shared by many rooms, its
+memory (about 100 bytes a room in Arrow, a few times that in the engine's arrays) bounded."""
+
+
+def schema() -> pa.Schema:
+    """The table's columns (docs/audits.md, "The table of rooms", says what each holds): a row of fewer
+    than four players pads its cards and status with 0xFF, its declare and claimed with 0."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("line", pa.int64()),
+            ("round_id", pa.string()),
+            ("ruleset", pa.string()),
+            ("stake", pa.int64()),
+            ("players", pa.int8()),
+            ("ids", pa.list_(pa.string())),
+            ("cards", pa.binary(13 * MOST_PLAYERS)),
+            ("status", pa.binary(MOST_PLAYERS)),
+            ("declare", pa.binary(MOST_PLAYERS)),
+            ("claimed", pa.list_(pa.int64(), MOST_PLAYERS)),
+        ]
+    )
+
+
+@dataclass
+class _Rows:
+    """Rows gathered a column at a time until a row group is written."""
+
+    line: list[int] = field(default_factory=list)
+    round_id: list[str | None] = field(default_factory=list)
+    ruleset: list[str] = field(default_factory=list)
+    stake: list[int] = field(default_factory=list)
+    players: list[int] = field(default_factory=list)
+    ids: list[list[str]] = field(default_factory=list)
+    cards: list[bytes] = field(default_factory=list)
+    status: list[bytes] = field(default_factory=list)
+    declare: list[bytes] = field(default_factory=list)
+    claimed: list[int] = field(default_factory=list)
+
+    def batch(self) -> pa.RecordBatch:
+        import pyarrow as pa
+
+        made = schema()
+        claimed = pa.FixedSizeListArray.from_arrays(pa.array(self.claimed, pa.int64()), MOST_PLAYERS)
+        columns = [pa.array(getattr(self, f.name), f.type) for f in made if f.name != "claimed"]
+        return pa.RecordBatch.from_arrays([*columns, claimed], schema=made)
+
+
+@dataclass
+class Converted:
+    rooms: int = 0
+    left_out: list[int] = field(default_factory=list)
+    """The input lines the table cannot hold (``verify --jsonl`` checks them), by number."""
+    ledgers: int = 0
+    """Claims whose ledger lines the table does not carry (their amounts it does)."""
+
+
+class RoomTableWriter:
+    """The table in a Parquet file, a row group at a time."""
+
+    def __init__(self, path: str | Path) -> None:
+        import pyarrow.parquet as pq
+
+        self._writer = pq.ParquetWriter(str(path), schema(), compression="zstd")
+        self._rows = _Rows()
+
+    def add(self, line: int, round_id: str | None, reference: str, stake: int, room: Any, amounts: list[int]) -> None:
+        rows, size = self._rows, len(amounts)
+        padding = MOST_PLAYERS - size
+        rows.line.append(line)
+        rows.round_id.append(round_id)
+        rows.ruleset.append(reference)
+        rows.stake.append(stake)
+        rows.players.append(size)
+        rows.ids.append(list(room.ids))
+        rows.cards.append(room.cards + bytes([NOT_A_CARD]) * 13 * padding)
+        rows.status.append(bytes(room.status) + bytes([NOT_A_CARD]) * padding)
+        rows.declare.append(bytes(room.declare) + bytes(padding))
+        rows.claimed += amounts + [0] * padding
+        if len(rows.line) >= ROW_GROUP_ROOMS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._rows.line:
+            self._writer.write_batch(self._rows.batch(), row_group_size=ROW_GROUP_ROOMS)
+        self._rows = _Rows()
+
+    def close(self) -> None:
+        self.flush()
+        self._writer.close()
+
+
+def _card_bytes(texts: bytes) -> bytes | None:
+    """The engine's card texts (two letters and a comma each) as card numbers, or None for a card it
+    does not spell (the per-room path reads it)."""
+    numbers = bytes(int(TWO_LETTER_CARDS[texts[k] << 8 | texts[k + 1]]) & 0xFF for k in range(0, len(texts), 3))
+    return None if NOT_A_CARD in numbers else numbers
+
+
+def from_claims(lines: Iterable[bytes], catalogue: Catalogue, out: RoomTableWriter) -> Converted:
+    """Verify's JSON lines → the table: each line the engine reads (a ruleset id, two-letter cards, a
+    claim of amounts, with or without ledger lines); every other line is left out, by number."""
+    reader = Reader(catalogue.resolve)
+    done = Converted()
+    for number, text in enumerate(lines, start=1):
+        room = _claim(text, reader)
+        if room is None:
+            done.left_out.append(number)
+            continue
+        document, players, amounts = room
+        cards = _card_bytes(players.cards)
+        if cards is None:
+            done.left_out.append(number)
+            continue
+        players.cards = cards
+        out.add(number, document.get("round_id"), document["ruleset"], document.get("stake", 1), players, amounts)
+        done.rooms += 1
+        done.ledgers += "ledger" in document["claimed"]
+    return done
+
+
+def _claim(text: bytes, reader: Reader) -> tuple[dict[str, Any], Any, list[int]] | None:
+    """A verify request the table can hold, read: (the request, its players as the engine reads them,
+    the claimed amounts in player order); None for any other line."""
+    try:
+        document = loads(text.rstrip(b"\r\n"))
+    except BadDocument:
+        return None
+    if type(document) is not dict or not set(document) <= {"ruleset", "stake", "round_id", "players", "claimed"}:
+        return None
+    reference, stake, round_id = document.get("ruleset"), document.get("stake", 1), document.get("round_id")
+    if type(reference) is not str or type(stake) is not int or not 1 <= stake <= LARGEST_STAKE:
+        return None
+    if round_id is not None and (type(round_id) is not str or len(round_id) > 128):
+        return None
+    ruleset = reader.ruleset_of(reference)
+    players, claim = document.get("players"), document.get("claimed")
+    if ruleset is None or type(players) is not list or type(claim) is not dict:
+        return None
+    if not set(claim) <= {"amounts", "ledger"} or type(claim.get("amounts")) is not dict:
+        return None
+    if not ruleset.min_players <= len(players) <= ruleset.max_players:
+        return None
+    read = read_players(players, ruleset)
+    if read is None or set(claim["amounts"]) != set(read.ids):
+        return None
+    amounts = [claim["amounts"][who] for who in read.ids]
+    if any(type(a) is not int or abs(a) > MAX_EXACT_AMOUNT for a in amounts) or sum(amounts) != 0:
+        return None
+    return document, read, amounts
+
+
+@dataclass
+class _Scored:
+    ids: list[str]
+    cards: bytes
+    status: list[int]
+    declare: list[bool]
+
+
+def from_scored(directory: Path, out: RoomTableWriter) -> Converted:
+    """``maubinh score --format parquet``'s tables → the table, each room's amounts as its claim: the
+    scored rooms of a ruleset named by id and version (a request's own variant has no name to find it
+    by again, and a refused room no amounts), every other one left out."""
+    import pyarrow.parquet as pq
+
+    done = Converted()
+    rooms = pq.read_table(directory / "rooms.parquet").to_pylist()
+    players: dict[int, list[dict[str, Any]]] = {}
+    for row in pq.read_table(directory / "players.parquet").to_pylist():
+        players.setdefault(row["line"], []).append(row)
+    for room in rooms:
+        seated = players.get(room["line"], [])
+        if room["refused"] is not None or "~" in room["ruleset_id"] or any(p["back"] is None for p in seated):
+            done.left_out.append(room["line"])
+            continue
+        texts = [card for p in seated for position in ("back", "middle", "front") for card in p[position].split()]
+        cards = bytes(CARD_TEXT.index(card) for card in texts)
+        read = _Scored(
+            [p["player"] for p in seated],
+            cards,
+            [STATUSES.index(p["status"]) for p in seated],
+            [p["declared"] for p in seated],
+        )
+        reference = f"{room['ruleset_id']}@{room['ruleset_version']}"
+        out.add(room["line"], room["round_id"], reference, room["stake"], read, [p["amount"] for p in seated])
+        done.rooms += 1
+    return done
+
+
+def request_of(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as the verify request it stands for, for the per-room path to answer in words."""
+    size = row["players"]
+    players = []
+    for k, who in enumerate(row["ids"] or []):
+        cards = [CARD_TEXT[c] if c < 52 else f"#{c}" for c in row["cards"][13 * k : 13 * k + 13]]
+        player: dict[str, Any] = {"id": who, "back": cards[:5], "middle": cards[5:10], "front": cards[10:]}
+        status = row["status"][k]
+        if status != 0:
+            player["status"] = STATUSES[status] if status < len(STATUSES) else f"#{status}"
+        if declared := row["declare"][k]:
+            player["declare"] = True if declared == 1 else declared
+        players.append(player)
+    request: dict[str, Any] = {"ruleset": row["ruleset"], "stake": row["stake"]}
+    if row["round_id"] is not None:
+        request["round_id"] = row["round_id"]
+    amounts = dict(zip(row["ids"] or [], (row["claimed"] or [])[:size], strict=False))
+    return {**request, "players": players, "claimed": {"amounts": amounts}}
+
+
+def batches(path: str | Path) -> Iterator[pa.RecordBatch]:
+    """The table's rows a row group at a time, in its columns' types."""
+    import pyarrow.parquet as pq
+
+    for group in range(pq.ParquetFile(str(path)).metadata.num_row_groups):
+        yield from row_group(path, group)
+
+
+def row_group(path: str | Path, group: int) -> list[pa.RecordBatch]:
+    import pyarrow.parquet as pq
+
+    wanted = schema()
+    found: list[pa.RecordBatch] = (
+        pq.ParquetFile(str(path)).read_row_group(group, columns=wanted.names).cast(wanted).to_batches()
+    )
+    return found

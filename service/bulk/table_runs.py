@@ -1,0 +1,212 @@
+"""``maubinh verify --rooms`` and ``maubinh score --rooms``: the table of rooms a row group at a time over
+worker processes, the engine (:mod:`service.bulk.table_engine`) first, the per-room path for every
+row it does not settle or find agreeing, the answers in the table's order."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
+
+from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, request_of, row_group
+from service.bulk.table_engine import agreeing, resolved, settled
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import Catalogue
+from service.texts import Language
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from service.bulk.jsonl import Summary
+
+
+@dataclass
+class _Checking:
+    path: str
+    catalogue: Catalogue
+    language: Language
+    rulesets: dict[str, Ruleset | None] = field(default_factory=dict)
+
+
+_checking: _Checking | None = None
+
+
+def _start_checking(path: str, catalogue: Catalogue, language: Language) -> None:
+    global _checking  # noqa: PLW0603 - one per worker process
+    _checking = _Checking(path, catalogue, language)
+
+
+def _check_group(group: int) -> tuple[bytes, int, int, int]:
+    """One row group checked, in a worker: what to write (each answer the per-room path gives for a row
+    the engine does not find agreeing, unless that agrees), and its rows, agreed and refused."""
+    import pyarrow as pa
+
+    from service.bulk.jsonl import answer_line, traced
+    from service.documents import OPERATIONS
+    from service.serialize import dumps
+    from service.verify import settles
+
+    assert _checking is not None
+    out: list[bytes] = []
+    lines = refused = agreed = 0
+    for batch in row_group(_checking.path, group):
+        resolved(batch, _checking.catalogue, _checking.rulesets)
+        agrees = agreeing(batch, _checking.rulesets)
+        lines += batch.num_rows
+        agreed += int(agrees.sum())
+        for row in batch.filter(pa.array(~agrees)).to_pylist():
+            text = json.dumps(request_of(row), ensure_ascii=False).encode()
+            status, body = answer_line(OPERATIONS["verify"], text, _checking.catalogue, {}, _checking.language)
+            refused += status != 200
+            if settles(status, body):
+                agreed += 1
+                continue
+            out.append(dumps(traced(row["line"], text, status, body), _checking.language) + b"\n")
+    return b"".join(out), lines, agreed, refused
+
+
+def verify(path: str | Path, catalogue: Catalogue, out: BinaryIO, language: Language = "en", jobs: int = 1) -> Summary:
+    """``maubinh verify --rooms``: the table checked by the engine a row group at a time (``jobs``
+    worker processes sharing the row groups); each row it does not find agreeing answered by the
+    per-room path and, unless that agrees, written as ``verify --jsonl`` writes a line's answer (with
+    its ``line`` and ``round_id``), in the table's order."""
+    import pyarrow.parquet as pq
+
+    from service.bulk.jsonl import Summary
+
+    started = time.perf_counter()
+    groups = pq.ParquetFile(str(path)).metadata.num_row_groups
+    lines = refused = agreed = 0
+    if jobs <= 1 or groups <= 1:
+        _start_checking(str(path), catalogue, language)
+        results: Iterator[tuple[bytes, int, int, int]] = map(_check_group, range(groups))
+        pool = None
+    else:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(
+            min(jobs, groups), initializer=_start_checking, initargs=(str(path), catalogue, language)
+        )
+        results = pool.imap(_check_group, range(groups))
+    try:
+        for text, rows, agreeing_rows, refused_rows in results:
+            out.write(text)
+            out.flush()
+            lines += rows
+            agreed += agreeing_rows
+            refused += refused_rows
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return Summary(lines, refused, time.perf_counter() - started, agreed)
+
+
+def amounts_schema() -> pa.Schema:
+    """``maubinh score --rooms``' table: each room's units and amounts by player (0 past its players),
+    the digest of the ruleset that settled it, or the code it was refused with."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("line", pa.int64()),
+            ("round_id", pa.string()),
+            ("ruleset", pa.string()),
+            ("ruleset_digest", pa.string()),
+            ("stake", pa.int64()),
+            ("players", pa.int8()),
+            ("ids", pa.list_(pa.string())),
+            ("units", pa.list_(pa.int64(), MOST_PLAYERS)),
+            ("amounts", pa.list_(pa.int64(), MOST_PLAYERS)),
+            ("refused", pa.string()),
+        ]
+    )
+
+
+def _score_group(group: int) -> bytes:
+    """One row group scored without explanations, in a worker: the engine's units where it settles a
+    row, the per-room path's (or its refusal's code) where it does not; the rows as an Arrow IPC stream."""
+    import numpy as np
+    import pyarrow as pa
+
+    from service.bulk.replay import answered, refusal_code
+
+    assert _checking is not None
+    out = pa.BufferOutputStream()
+    with pa.ipc.new_stream(out, amounts_schema()) as writer:
+        for batch in row_group(_checking.path, group):
+            resolved(batch, _checking.catalogue, _checking.rulesets)
+            units, done = settled(batch, _checking.rulesets)
+            stake = batch.column("stake").fill_null(0).to_numpy()
+            refs = batch.column("ruleset").to_pylist()
+            digests = [r.digest if (r := _checking.rulesets.get(ref or "")) else None for ref in refs]
+            refused: list[str | None] = [None] * batch.num_rows
+            amounts = units * stake[:, None]
+            for k in np.flatnonzero(~done).tolist():
+                row = batch.slice(k, 1).to_pylist()[0]
+                request = {key: value for key, value in request_of(row).items() if key != "claimed"}
+                status, body = answered("score", request, _checking.catalogue, _checking.language)
+                if status != 200:
+                    refused[k], digests[k] = refusal_code(body), None
+                    units[k] = amounts[k] = 0
+                    continue
+                seated = [(p["units"], p["amount"]) for p in body["players"]]
+                units[k] = [u for u, _ in seated] + [0] * (MOST_PLAYERS - len(seated))
+                amounts[k] = [a for _, a in seated] + [0] * (MOST_PLAYERS - len(seated))
+                digests[k] = body["ruleset"]["digest"]
+            columns = [batch.column(name) for name in ("line", "round_id", "ruleset")]
+            made = amounts_schema()
+            writer.write_batch(
+                pa.RecordBatch.from_arrays(
+                    [
+                        *columns,
+                        pa.array(digests, pa.string()),
+                        *(batch.column(name) for name in ("stake", "players", "ids")),
+                        pa.FixedSizeListArray.from_arrays(pa.array(units.ravel(), pa.int64()), MOST_PLAYERS),
+                        pa.FixedSizeListArray.from_arrays(pa.array(amounts.ravel(), pa.int64()), MOST_PLAYERS),
+                        pa.array(refused, pa.string()),
+                    ],
+                    schema=made,
+                )
+            )
+    encoded: bytes = out.getvalue().to_pybytes()
+    return encoded
+
+
+def score(
+    path: str | Path, catalogue: Catalogue, target: str | Path, language: Language = "en", jobs: int = 1
+) -> tuple[int, int]:
+    """``maubinh score --rooms``: every room of the table settled without explanations (amounts only)
+    into the Parquet file ``target``, a row group at a time over ``jobs`` workers. Returns the rooms
+    and how many were refused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    groups = pq.ParquetFile(str(path)).metadata.num_row_groups
+    rooms = refused = 0
+    if jobs <= 1 or groups <= 1:
+        _start_checking(str(path), catalogue, language)
+        results: Iterator[bytes] = map(_score_group, range(groups))
+        pool = None
+    else:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(
+            min(jobs, groups), initializer=_start_checking, initargs=(str(path), catalogue, language)
+        )
+        results = pool.imap(_score_group, range(groups))
+    try:
+        with pq.ParquetWriter(str(target), amounts_schema(), compression="zstd") as writer:
+            for encoded in results:
+                table = pa.ipc.open_stream(encoded).read_all()
+                writer.write_table(table, row_group_size=ROW_GROUP_ROOMS)
+                rooms += table.num_rows
+                refused += table.num_rows - table.column("refused").null_count
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return rooms, refused

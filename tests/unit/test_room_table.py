@@ -1,0 +1,182 @@
+"""The table of rooms (service.bulk.room_table): claims and score's tables convert to it, and the engine
+reading it passes only rows the per-room path finds agreeing, however the table was written."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from test_bulk_engine import claims
+
+from service.bulk import jsonl, room_table, table_engine, table_runs
+from service.cli import main
+from service.documents import OPERATIONS, answer
+from service.rulesets.operator_folder import catalogue_for
+from service.verify import settles
+
+
+def table_of(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[Path, room_table.Converted]:
+    path = tmp_path / "rooms.parquet"
+    out = room_table.RoomTableWriter(path)
+    done = room_table.from_claims([json.dumps(r).encode() for r in requests], catalogue_for(None), out)
+    out.close()
+    return path, done
+
+
+def test_verify_rooms_answers_as_verify_jsonl_does(tmp_path: Path, monkeypatch: Any) -> None:
+    """Claims of amounts, some moved by a unit's stake: the same answers, in the same order, and the
+    same counts; with row groups of 64 rooms, the same bytes with one worker and with two."""
+    monkeypatch.setattr(room_table, "ROW_GROUP_ROOMS", 64)
+    rng = random.Random(4)
+    made = claims(300, seed=9)
+    for request in made:
+        if rng.random() < 0.1:
+            first, second = list(request["claimed"]["amounts"])[:2]
+            request["claimed"]["amounts"][first] += request["stake"]
+            request["claimed"]["amounts"][second] -= request["stake"]
+    path, done = table_of(tmp_path, made)
+    assert done.rooms == len(made) and done.left_out == [] and done.ledgers == 0
+    with (tmp_path / "jsonl.out").open("wb") as sink:
+        expected = jsonl.run("verify", iter(json.dumps(r).encode() + b"\n" for r in made), sink, 1)
+    with (tmp_path / "rooms.out").open("wb") as sink:
+        found = table_runs.verify(path, catalogue_for(None), sink)
+    assert (found.lines, found.agreed, found.refused) == (expected.lines, expected.agreed, expected.refused)
+    assert 0 < expected.agreed < expected.lines
+    read = [json.loads(line) for line in (tmp_path / "rooms.out").read_text().splitlines()]
+    assert read == [json.loads(line) for line in (tmp_path / "jsonl.out").read_text().splitlines()]
+    assert pq.ParquetFile(path).metadata.num_row_groups == 5
+    with (tmp_path / "two.out").open("wb") as sink:
+        two = table_runs.verify(path, catalogue_for(None), sink, jobs=2)
+    assert (tmp_path / "two.out").read_bytes() == (tmp_path / "rooms.out").read_bytes()
+    assert (two.lines, two.agreed, two.refused) == (found.lines, found.agreed, found.refused)
+
+
+def _edits(count: int) -> list[tuple[str, Callable[[dict[str, Any]], None]]]:
+    """Ways a table written by someone else may hold what the per-room path refuses, or accepts."""
+
+    def seat(row: dict[str, Any], column: str, at: int, value: int) -> None:
+        data = bytearray(row[column])
+        data[at] = value
+        row[column] = bytes(data)
+
+    return [
+        ("two ids alike", lambda r: r["ids"].__setitem__(1, r["ids"][0])),
+        ("an id with a space", lambda r: r["ids"].__setitem__(0, "a b")),
+        ("an id too long", lambda r: r["ids"].__setitem__(0, "x" * 65)),
+        ("an empty id", lambda r: r["ids"].__setitem__(0, "")),
+        ("one id too few", lambda r: r["ids"].pop()),
+        ("no ids", lambda r: r.__setitem__("ids", None)),
+        ("not a card", lambda r: seat(r, "cards", 3, 0xFF)),
+        ("card 60", lambda r: seat(r, "cards", 3, 60)),
+        ("a card twice", lambda r: seat(r, "cards", 3, r["cards"][4])),
+        ("status 3", lambda r: seat(r, "status", 0, 3)),
+        ("left", lambda r: seat(r, "status", 0, 2)),
+        ("declare 2", lambda r: seat(r, "declare", 0, 2)),
+        ("a declaration", lambda r: seat(r, "declare", 0, 1)),
+        ("claims off by one", lambda r: r["claimed"].__setitem__(0, r["claimed"][0] + 1)),
+        ("claims moved", lambda r: r["claimed"].__setitem__(slice(0, 2), [r["claimed"][0] + 1, r["claimed"][1] - 1])),
+        ("stake 0", lambda r: r.__setitem__("stake", 0)),
+        ("stake 10^12", lambda r: r.__setitem__("stake", 10**12)),
+        ("no stake", lambda r: r.__setitem__("stake", None)),
+        ("round id 129", lambda r: r.__setitem__("round_id", "x" * 129)),
+        ("no round id", lambda r: r.__setitem__("round_id", None)),
+        ("five players", lambda r: r.__setitem__("players", 5)),
+        ("one player", lambda r: r.__setitem__("players", 1)),
+        ("unknown rules", lambda r: r.__setitem__("ruleset", "no-such-rules")),
+        ("no rules", lambda r: r.__setitem__("ruleset", None)),
+        ("no line", lambda r: r.__setitem__("line", None)),
+        ("no claim", lambda r: r.__setitem__("claimed", None)),
+    ][:count]
+
+
+def test_a_row_the_engine_passes_is_one_the_per_room_path_finds_agreeing(tmp_path: Path) -> None:
+    """Every row of a converted table changed in one of 26 ways: no row the engine passes is refused,
+    or disagrees, when the per-room path answers the request it stands for."""
+    made = claims(120, seed=13)
+    path, _ = table_of(tmp_path, made)
+    rows = pq.read_table(path).to_pylist()
+    edits = _edits(26)
+    changed = []
+    for k, written in enumerate(rows):
+        name, edit = edits[k % len(edits)]
+        row = {**written, "ids": list(written["ids"]), "claimed": list(written["claimed"])}
+        edit(row)
+        changed.append((name, row))
+    foreign = tmp_path / "foreign.parquet"
+    pq.write_table(pa.Table.from_pylist([row for _, row in changed], schema=room_table.schema()), foreign)
+    catalogue = catalogue_for(None)
+    known: dict[str, Any] = {}
+    passed: list[str] = []
+    for batch in room_table.batches(foreign):
+        table_engine.resolved(batch, catalogue, known)
+        agrees = table_engine.agreeing(batch, known).tolist()
+        for (name, row), yes in zip(changed, agrees, strict=True):
+            if yes:
+                passed.append(name)
+                status, body = answer(OPERATIONS["verify"], json.dumps(room_table.request_of(row)).encode(), catalogue)
+                assert settles(status, body), (name, row, status, body)
+    assert {"no round id", "left"} <= set(passed)  # a room without round id, a leaver with hands: both fine
+    assert not set(passed) & {"two ids alike", "not a card", "claims moved", "stake 0", "unknown rules", "no claim"}
+
+
+def test_score_s_tables_convert_and_every_room_agrees_with_its_amounts(tmp_path: Path) -> None:
+    made = claims(60, seed=21)
+    rooms = tmp_path / "rooms.jsonl"
+    rooms.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "claimed"}) + "\n" for r in made))
+    assert (
+        main(["score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(tmp_path / "scored"), "--jobs", "1"])
+        == 0
+    )
+    assert main(["rooms", str(tmp_path / "scored"), "-o", str(tmp_path / "table.parquet")]) == 0
+    table = pq.read_table(tmp_path / "table.parquet")
+    assert table.num_rows == len(made)
+    assert table.column("claimed").to_pylist() == [
+        [*r["claimed"]["amounts"].values(), *[0] * (4 - len(r["players"]))] for r in made
+    ]
+    found = table_runs.verify(tmp_path / "table.parquet", catalogue_for(None), (tmp_path / "out").open("wb"))
+    assert (found.lines, found.agreed, found.refused) == (len(made), len(made), 0)
+
+
+def test_the_converter_says_what_it_leaves_out(tmp_path: Path, capsys: Any) -> None:
+    made = claims(5, seed=3)
+    lines = [json.dumps(r) for r in made]
+    lines[1] = lines[1].replace('"ruleset": "maubinh', '"ruleset": "nomaubinh', 1)
+    lines[3] = "{not json"
+    (tmp_path / "claims.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["rooms", str(tmp_path / "claims.jsonl"), "-o", str(tmp_path / "t.parquet")]) == 0
+    said = capsys.readouterr().err
+    assert "3 rooms written" in said and "2 left out (lines 2, 4)" in said
+    assert main(["rooms", str(tmp_path), "-o", str(tmp_path / "u.parquet")]) == 2
+    assert "rooms.parquet" in capsys.readouterr().err
+
+
+def test_score_rooms_gives_each_room_s_amounts_without_explanations(tmp_path: Path) -> None:
+    """The engine's amounts where it settles a row, the per-room path's where it does not (a leaver's
+    hand with a card twice is refused; one with an unknown ruleset too): the claims, which agree."""
+    made = claims(80, seed=8)
+    path, _ = table_of(tmp_path, made)
+    rows = pq.read_table(path).to_pylist()
+    rows[5]["cards"] = rows[5]["cards"][:1] + rows[5]["cards"][:1] + rows[5]["cards"][2:]
+    rows[6]["ruleset"] = "no-such-rules"
+    rows[7]["status"] = b"\x02" + rows[7]["status"][1:]  # a leaver with hands: the engine settles it
+    pq.write_table(pa.Table.from_pylist(rows, schema=room_table.schema()), path)
+    assert main(["score", "--rooms", str(path), "-o", str(tmp_path / "amounts.parquet"), "--jobs", "1"]) == 0
+    scored = pq.read_table(tmp_path / "amounts.parquet").to_pylist()
+    assert [r["line"] for r in scored] == [r["line"] for r in rows]
+    assert [r["refused"] for r in scored[5:7]] == ["duplicate_card", "unknown_ruleset"]
+    catalogue = catalogue_for(None)
+    for k, (row, found) in enumerate(zip(rows, scored, strict=True)):
+        if k in (5, 6):
+            continue
+        request = {key: value for key, value in room_table.request_of(row).items() if key != "claimed"}
+        body = OPERATIONS["score"](request, catalogue, "en")
+        size = row["players"]
+        assert found["amounts"][:size] == [p["amount"] for p in body["players"]], k
+        assert found["units"][:size] == [p["units"] for p in body["players"]]
+        assert found["ruleset_digest"] == body["ruleset"]["digest"]
+    assert scored[0]["amounts"][: rows[0]["players"]] == list(made[0]["claimed"]["amounts"].values())
