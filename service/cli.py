@@ -223,6 +223,10 @@ def _rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     except OSError as error:
         say("rooms", "cli.cannot_open", language, file=error.filename, error=os_error(error))
         return EXIT_USAGE
+    except room_table.NotATable as error:
+        Path(args.output).unlink(missing_ok=True)  # half a table is not one
+        say("rooms", "cli.not_a_table", language, path=args.input, why=error.args[0])
+        return EXIT_USAGE
     first = ", ".join(map(str, done.left_out[:10])) + (", …" if len(done.left_out) > 10 else "")
     say("rooms", "cli.rooms_written", language, rooms=done.rooms, path=args.output, left=len(done.left_out),
         lines=first or "-")  # fmt: skip
@@ -237,6 +241,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         print(f"maubinh {name}: {absent}", file=sys.stderr)
         return EXIT_USAGE
     from service.bulk import table_runs
+    from service.bulk.room_table import NotATable
 
     if name == "score":
         if not args.output:
@@ -247,6 +252,9 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
             rooms, refused = table_runs.score(args.rooms, catalogue, args.output, args.lang, args.jobs)
         except OSError as error:
             say(name, "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+            return EXIT_USAGE
+        except NotATable as error:
+            say(name, "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])
             return EXIT_USAGE
         summary = Text(
             "cli.summary", lines=rooms, refused=refused, seconds=_seconds(time.perf_counter() - started, args.lang)
@@ -262,6 +270,9 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
                 out.close()
     except OSError as error:
         say("verify", "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+        return EXIT_USAGE
+    except NotATable as error:
+        say("verify", "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])
         return EXIT_USAGE
     return _summed_up("verify", done, args.lang)
 

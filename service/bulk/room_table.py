@@ -10,7 +10,7 @@ the per-room path, which explains it, as ``verify --jsonl`` would.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from service.cards import CARD_TEXT
 from service.contract import MAX_EXACT_AMOUNT, STATUSES
 from service.rulesets.catalogue import Catalogue
 from service.strict_json import BadDocument, loads
+from service.texts import Text
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -191,24 +192,20 @@ class _Scored:
 def from_scored(directory: Path, out: RoomTableWriter) -> Converted:
     """``maubinh score --format parquet``'s tables → the table, each room's amounts as its claim: the
     scored rooms of a ruleset named by id and version (a request's own variant has no name to find it
-    by again, and a refused room no amounts), every other one left out."""
-    import pyarrow.parquet as pq
-
+    by again, and a refused room no amounts), every other one left out. The two tables are read side by
+    side a batch at a time, in line order as the command line writes them (:class:`NotATable` if not)."""
     done = Converted()
-    rooms = pq.read_table(directory / "rooms.parquet").to_pylist()
-    players: dict[int, list[dict[str, Any]]] = {}
-    for row in pq.read_table(directory / "players.parquet").to_pylist():
-        players.setdefault(row["line"], []).append(row)
-    for room in rooms:
-        seated = players.get(room["line"], [])
+    players = _by_line(directory / "players.parquet")
+    next(players)
+    for room in _rows(directory / "rooms.parquet"):
+        seated = players.send(room["line"])
         if room["refused"] is not None or "~" in room["ruleset_id"] or any(p["back"] is None for p in seated):
             done.left_out.append(room["line"])
             continue
         texts = [card for p in seated for position in ("back", "middle", "front") for card in p[position].split()]
-        cards = bytes(CARD_TEXT.index(card) for card in texts)
         read = _Scored(
             [p["player"] for p in seated],
-            cards,
+            bytes(CARD_TEXT.index(card) for card in texts),
             [STATUSES.index(p["status"]) for p in seated],
             [p["declared"] for p in seated],
         )
@@ -218,18 +215,41 @@ def from_scored(directory: Path, out: RoomTableWriter) -> Converted:
     return done
 
 
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    for batch in pq.ParquetFile(str(path)).iter_batches(ROW_GROUP_ROOMS):
+        yield from batch.to_pylist()
+
+
+def _by_line(path: Path) -> Generator[list[dict[str, Any]], int, None]:
+    """Sent each room's line in ascending order, gives that line's player rows."""
+    rows = _rows(path)
+    pending = next(rows, None)
+    line = yield []
+    while True:
+        found = []
+        while pending is not None and pending["line"] <= line:
+            if pending["line"] < line:
+                raise NotATable(Text("table.not_in_order", table=path.name, line=pending["line"], after=line))
+            found.append(pending)
+            pending = next(rows, None)
+        line = yield found
+
+
 def request_of(row: dict[str, Any]) -> dict[str, Any]:
     """A row as the verify request it stands for, for the per-room path to answer in words."""
-    size = row["players"]
+    size = row["players"] or 0
+    seats, statuses, declared = (row[name] or b"" for name in ("cards", "status", "declare"))
     players = []
     for k, who in enumerate(row["ids"] or []):
-        cards = [CARD_TEXT[c] if c < 52 else f"#{c}" for c in row["cards"][13 * k : 13 * k + 13]]
+        cards = [CARD_TEXT[c] if c < 52 else f"#{c}" for c in seats[13 * k : 13 * k + 13]]
         player: dict[str, Any] = {"id": who, "back": cards[:5], "middle": cards[5:10], "front": cards[10:]}
-        status = row["status"][k]
+        status = statuses[k] if k < len(statuses) else 0
         if status != 0:
             player["status"] = STATUSES[status] if status < len(STATUSES) else f"#{status}"
-        if declared := row["declare"][k]:
-            player["declare"] = True if declared == 1 else declared
+        if k < len(declared) and declared[k]:
+            player["declare"] = True if declared[k] == 1 else declared[k]
         players.append(player)
     request: dict[str, Any] = {"ruleset": row["ruleset"], "stake": row["stake"]}
     if row["round_id"] is not None:
@@ -246,11 +266,59 @@ def batches(path: str | Path) -> Iterator[pa.RecordBatch]:
         yield from row_group(path, group)
 
 
-def row_group(path: str | Path, group: int) -> list[pa.RecordBatch]:
+def row_group(path: str | Path, group: int) -> Iterator[pa.RecordBatch]:
+    """One row group's rows, at most :data:`ROW_GROUP_ROOMS` at a time however it was written."""
     import pyarrow.parquet as pq
 
     wanted = schema()
-    found: list[pa.RecordBatch] = (
-        pq.ParquetFile(str(path)).read_row_group(group, columns=wanted.names).cast(wanted).to_batches()
-    )
-    return found
+    rows = pq.ParquetFile(str(path)).iter_batches(ROW_GROUP_ROOMS, row_groups=[group], columns=wanted.names)
+    for batch in rows:
+        yield batch.cast(wanted, safe=False)
+
+
+def _reads_as(given: pa.DataType, wanted: pa.DataType) -> bool:
+    """Whether a column of type ``given`` reads as ``wanted``: any integers as integers (a value out of
+    range wraps, and the per-room path then answers the row as read), any text as text, the bytes and
+    fixed lists as they are."""
+    import pyarrow as pa
+
+    types = pa.types
+    if types.is_integer(wanted):
+        return bool(types.is_integer(given))
+    if types.is_string(wanted):
+        return bool(types.is_string(given) or types.is_large_string(given))
+    if types.is_list(wanted):
+        return bool((types.is_list(given) or types.is_large_list(given)) and _reads_as(given.value_type, pa.string()))
+    if types.is_fixed_size_list(wanted):
+        return bool(
+            types.is_fixed_size_list(given)
+            and given.list_size == wanted.list_size
+            and types.is_integer(given.value_type)
+        )
+    return bool(given == wanted)
+
+
+class NotATable(ValueError):
+    """A file that is not a table of rooms (or score's tables not in line order): its one argument, a
+    Text, says what is wrong."""
+
+
+def checked(path: str | Path) -> int:
+    """The number of row groups of a table of rooms, or :class:`NotATable`: not Parquet, a column
+    missing, or one of a type that does not read as the table's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        found = pq.ParquetFile(str(path))
+    except (pa.ArrowException, ValueError) as error:
+        raise NotATable(Text("table.not_parquet", error=str(error)[:200])) from None
+    columns = found.schema_arrow
+    for wanted in schema():
+        if wanted.name not in columns.names:
+            raise NotATable(Text("table.no_column", column=wanted.name, type=str(wanted.type)))
+        given = columns.field(wanted.name).type
+        if not _reads_as(given, wanted.type):
+            raise NotATable(Text("table.column_type", column=wanted.name, found=str(given), type=str(wanted.type)))
+    groups: int = found.metadata.num_row_groups
+    return groups

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, request_of, row_group
+from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group
 from service.bulk.table_engine import agreeing, resolved, settled
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue
@@ -73,12 +73,11 @@ def verify(path: str | Path, catalogue: Catalogue, out: BinaryIO, language: Lang
     worker processes sharing the row groups); each row it does not find agreeing answered by the
     per-room path and, unless that agrees, written as ``verify --jsonl`` writes a line's answer (with
     its ``line`` and ``round_id``), in the table's order."""
-    import pyarrow.parquet as pq
 
     from service.bulk.jsonl import Summary
 
     started = time.perf_counter()
-    groups = pq.ParquetFile(str(path)).metadata.num_row_groups
+    groups = checked(path)
     lines = refused = agreed = 0
     if jobs <= 1 or groups <= 1:
         _start_checking(str(path), catalogue, language)
@@ -185,7 +184,7 @@ def score(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    groups = pq.ParquetFile(str(path)).metadata.num_row_groups
+    groups = checked(path)
     rooms = refused = 0
     if jobs <= 1 or groups <= 1:
         _start_checking(str(path), catalogue, language)

@@ -124,7 +124,7 @@ def test_a_row_the_engine_passes_is_one_the_per_room_path_finds_agreeing(tmp_pat
     assert not set(passed) & {"two ids alike", "not a card", "claims moved", "stake 0", "unknown rules", "no claim"}
 
 
-def test_score_s_tables_convert_and_every_room_agrees_with_its_amounts(tmp_path: Path) -> None:
+def test_score_s_tables_convert_and_every_room_agrees_with_its_amounts(tmp_path: Path, capsys: Any) -> None:
     made = claims(60, seed=21)
     rooms = tmp_path / "rooms.jsonl"
     rooms.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "claimed"}) + "\n" for r in made))
@@ -140,6 +140,14 @@ def test_score_s_tables_convert_and_every_room_agrees_with_its_amounts(tmp_path:
     ]
     found = table_runs.verify(tmp_path / "table.parquet", catalogue_for(None), (tmp_path / "out").open("wb"))
     assert (found.lines, found.agreed, found.refused) == (len(made), len(made), 0)
+    shuffled = tmp_path / "shuffled"  # as Spark writes them: in no order
+    shuffled.mkdir()
+    for name in ("rooms", "players"):
+        table = pq.read_table(tmp_path / "scored" / f"{name}.parquet")
+        pq.write_table(table.take(list(range(table.num_rows))[::-1]), shuffled / f"{name}.parquet")
+    assert main(["rooms", str(shuffled), "-o", str(tmp_path / "never.parquet")]) == 2
+    assert "players.parquet is not in line order" in capsys.readouterr().err
+    assert not (tmp_path / "never.parquet").exists()
 
 
 def test_the_converter_says_what_it_leaves_out(tmp_path: Path, capsys: Any) -> None:
@@ -180,3 +188,28 @@ def test_score_rooms_gives_each_room_s_amounts_without_explanations(tmp_path: Pa
         assert found["units"][:size] == [p["units"] for p in body["players"]]
         assert found["ruleset_digest"] == body["ruleset"]["digest"]
     assert scored[0]["amounts"][: rows[0]["players"]] == list(made[0]["claimed"]["amounts"].values())
+
+
+def test_a_file_that_is_not_a_table_of_rooms_is_said_so_and_a_null_is_a_refusal(tmp_path: Path, capsys: Any) -> None:
+    """Not Parquet, a column missing, a column of another kind: exit 2 naming the file and what is
+    wrong. A table whose rows hold nulls where cards, statuses or declarations go: the row without cards
+    is refused by the per-room path, as the request it stands for (a refusal is not a disagreement:
+    exit 0, as verify --jsonl); no status is "arranged", no declaration none."""
+    (tmp_path / "text.parquet").write_text("not parquet")
+    assert main(["verify", "--rooms", str(tmp_path / "text.parquet")]) == 2
+    assert "text.parquet: not a Parquet file" in capsys.readouterr().err
+    path, _ = table_of(tmp_path, claims(6, seed=2))
+    table = pq.read_table(path)
+    pq.write_table(table.drop_columns(["declare"]), tmp_path / "less.parquet")
+    assert main(["verify", "--rooms", str(tmp_path / "less.parquet")]) == 2
+    assert "no column declare" in capsys.readouterr().err
+    pq.write_table(table.set_column(2, "ruleset", pa.array([1] * table.num_rows)), tmp_path / "kind.parquet")
+    assert main(["score", "--rooms", str(tmp_path / "kind.parquet"), "-o", str(tmp_path / "a.parquet")]) == 2
+    assert "column ruleset is int64, not string" in capsys.readouterr().err
+    rows = table.to_pylist()
+    rows[0]["cards"], rows[1]["status"], rows[2]["declare"] = None, None, None
+    pq.write_table(pa.Table.from_pylist(rows, schema=room_table.schema()), tmp_path / "nulls.parquet")
+    assert main(["verify", "--rooms", str(tmp_path / "nulls.parquet"), "-o", str(tmp_path / "out.jsonl")]) == 0
+    answers = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [a["line"] for a in answers] == [1] and answers[0]["status"] == 422  # no cards: refused
+    assert "6 rooms checked, 5 agree, 0 disagree, 1 refused" in capsys.readouterr().err
