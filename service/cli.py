@@ -228,8 +228,11 @@ def _rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
         say("rooms", "cli.not_a_table", language, path=args.input, why=error.args[0])
         return EXIT_USAGE
     first = ", ".join(map(str, done.left_out[:10])) + (", …" if len(done.left_out) > 10 else "")
-    say("rooms", "cli.rooms_written", language, rooms=done.rooms, path=args.output, left=len(done.left_out),
-        lines=first or "-")  # fmt: skip
+    if done.left_out:
+        say("rooms", "cli.rooms_written", language, rooms=done.rooms, path=args.output, left=len(done.left_out),
+            lines=first)  # fmt: skip
+    else:
+        say("rooms", "cli.rooms_all_written", language, rooms=done.rooms, path=args.output)
     if done.ledgers:
         say("rooms", "cli.rooms_ledgers", language, count=done.ledgers)
     return 0
@@ -251,7 +254,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
             started = time.perf_counter()
             rooms, refused = table_runs.score(args.rooms, catalogue, args.output, args.lang, args.jobs)
         except OSError as error:
-            say(name, "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+            say(name, "cli.cannot_open", args.lang, file=error.filename or args.rooms, error=os_error(error))
             return EXIT_USAGE
         except NotATable as error:
             say(name, "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])
@@ -269,7 +272,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
             if out is not sys.stdout.buffer:
                 out.close()
     except OSError as error:
-        say("verify", "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
+        say("verify", "cli.cannot_open", args.lang, file=error.filename or args.rooms, error=os_error(error))
         return EXIT_USAGE
     except NotATable as error:
         say("verify", "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])
@@ -342,6 +345,9 @@ def _replay(args: argparse.Namespace, catalogue: Catalogue) -> int:
     from service.bulk.replay_report import ReplayReport
     from service.bulk.table_files import ParquetTables
 
+    if args.only is not None and catalogue.get(args.only) is None:
+        say("replay", "cli.bad_only", language, why=catalogue.unknown(args.only).render(language))
+        return EXIT_USAGE
     try:
         candidate = replay.read_candidate(args.ruleset, catalogue, args.only)
     except OSError as error:

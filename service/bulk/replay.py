@@ -61,10 +61,11 @@ class Candidate:
 
 
 def read_candidate(given: str, catalogue: Catalogue, only: str | None = None) -> Candidate:
-    """``given`` is a patch file (``{"base": …, "patch": …}``) if a file of that name exists, else an id
-    or pinned id. Raises OSError, BadDocument or RulesetError, each naming what is wrong."""
+    """``given`` is a patch file (``{"base": …, "patch": …}``) if a file of that name exists or it reads
+    as a path (a ``/``, or ``.json`` at its end; no ruleset id has either), else an id or pinned id.
+    Raises OSError, BadDocument or RulesetError, each naming what is wrong."""
     reference: str | dict[str, Any] = given
-    if Path(given).is_file():
+    if Path(given).is_file() or given.endswith(".json") or "/" in given:  # meant as a file: open it, or say why not
         with open(given, "rb") as file:
             reference = loads(file.read(1024 * 1024))
     return Candidate(reference, catalogue.resolve(reference), only)

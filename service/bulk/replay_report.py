@@ -17,6 +17,7 @@ from typing import Any
 from service.bulk import VIEWER
 from service.bulk.audit_report import (
     PAGE_HEAD,
+    REFUSED_LISTED,
     STYLE,
     UNIT,
     HashedLines,
@@ -40,6 +41,8 @@ NOT_REPLAYED = {
     "skipped": "replay.outcome_skipped",
 }
 """The outcomes of the rounds not replayed, and the key of each one's words."""
+LISTED = ("disagrees", "refused", "not_replayable")
+"""The outcomes whose rounds page.json lists one by one (a skipped round is only not the club's)."""
 
 
 class ReplayReport:
@@ -58,6 +61,7 @@ class ReplayReport:
         self.by_ruleset: Counter[str] = Counter()
         self.by_player: Counter[str] = Counter()
         self._largest: list[tuple[int, int, dict[str, Any]]] = []  # a min-heap of (moved, -line, round)
+        self.not_replayed: list[dict[str, Any]] = []
 
     def add(self, chunk: Chunk) -> None:
         tables = {name: batch.to_pylist() for name, batch in decode_rows("replay", chunk.tables).items()}
@@ -68,6 +72,8 @@ class ReplayReport:
                 self.rulesets[row["recorded"]] = row["recorded_digest"]
             if row["outcome"] in self.codes:
                 self.codes[row["outcome"]][row["code"]] += 1
+            if row["outcome"] in LISTED and len(self.not_replayed) < REFUSED_LISTED:
+                self.not_replayed.append({key: row[key] for key in ("line", "round_id", "outcome", "code")})
             if row["moved"]:
                 self.changed += 1
                 self.total += row["moved"]
@@ -126,6 +132,7 @@ class ReplayReport:
                 "changed": self.changed,
                 "refused_by_code": _most_first(self.codes["refused"]),
                 "not_replayable_by_code": _most_first(self.codes["not_replayable"]),
+                "not_replayed_rounds": self.not_replayed,
             },
             "moved": {
                 "total": self.total,
@@ -173,6 +180,7 @@ class ReplayReport:
             + f'<h2>{self._t("replay.why_not")}</h2>\n<div id="not-replayed">{self._not_replayed(rounds)}</div>\n'
             + f'<h2>{self._t("replay.by_step")}</h2>\n<figure id="by-step">'
             + f"{bar_chart(steps, self._t('report.amount'), self.language)}</figure>\n"
+            + f'<p id="by-step-note">{self._t("replay.by_step_note")}</p>\n'
             + f'<h2>{self._t("replay.by_ruleset")}</h2>\n<figure id="by-ruleset">'
             + f"{bar_chart(moved['by_ruleset'], self._t('report.amount'), self.language)}</figure>\n"
             + f"<h2>{self._t('replay.players', count=LARGEST)}</h2>\n"
@@ -194,9 +202,23 @@ class ReplayReport:
         if not rows:
             return f"<p>{self._t('replay.all_replayed')}</p>"
         heads = ("replay.col_reason", "report.col_code", "report.col_rounds")
+        listed = "".join(
+            f'<tr data-line="{r["line"]}"><td class="num">{r["line"]}</td>'
+            f"<td>{html.escape(str(r['round_id'] or ''))}</td>"
+            f"<td>{self._t(NOT_REPLAYED[r['outcome']])}</td><td><code>{html.escape(r['code'] or '')}</code></td></tr>"
+            for r in rounds["not_replayed_rounds"]
+        )
+        each = ("report.col_line", "report.col_round", "replay.col_outcome", "report.col_code")
         return (
             "<table><thead><tr>" + "".join(f"<th>{self._t(h)}</th>" for h in heads) + "</tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>"
+            + (
+                f'<table id="not-replayed-rounds"><caption>{self._t("replay.not_replayed_rounds", most=REFUSED_LISTED)}'
+                "</caption><thead><tr>" + "".join(f"<th>{self._t(h)}</th>" for h in each) + "</tr></thead>"
+                f"<tbody>{listed}</tbody></table>"
+                if listed
+                else ""
+            )
         )
 
     def _players_table(self, moved: dict[str, Any]) -> str:

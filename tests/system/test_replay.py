@@ -99,6 +99,11 @@ def test_only_a_round_that_follows_its_own_rules_is_replayed(tmp_path: Path) -> 
     assert (rounds["lines"], rounds["replayed"], rounds["disagrees"], rounds["skipped"], rounds["refused"]) == (
         5, 1, 1, 1, 2)  # fmt: skip
     assert rounds["refused_by_code"] == {"bad-json": 1, "unknown_ruleset": 1}
+    assert rounds["not_replayed_rounds"] == [
+        {"line": 2, "round_id": None, "outcome": "disagrees", "code": None},
+        {"line": 4, "round_id": None, "outcome": "refused", "code": "unknown_ruleset"},
+        {"line": 5, "round_id": None, "outcome": "refused", "code": "bad-json"},
+    ]  # the skipped line 3 is only not the club's
     assert figures["moved"]["total"] == 3 * STAKE
     assert figures["candidate"] == {"ruleset": "club-saigon@2", "digest": figures["candidate"]["digest"],
                                     "given": "club-saigon@2", "only": "club-saigon"}  # fmt: skip
@@ -143,6 +148,12 @@ def test_a_candidate_that_cannot_be_used_is_a_usage_error_naming_it(
     assert status == 2 and "scoop/multiplier" in capsys.readouterr().err
     status = main(["replay", "--jsonl", "-", "--ruleset", "maubinh-2020", "--format", "parquet"])
     assert status == 2 and "-o" in capsys.readouterr().err
+    status, _ = replay(
+        tmp_path, [], "--ruleset", "club-saigon@2", "--only", "club-saigom"
+    )  # a typo: no round would match
+    assert status == 2 and "'club-saigon'" in capsys.readouterr().err
+    status, _ = replay(tmp_path, [], "--ruleset", "rules/club-2.json")  # meant as a file
+    assert status == 2 and "cannot open rules/club-2.json" in capsys.readouterr().err
 
 
 def test_the_month_s_first_half_replayed_is_the_per_room_path_round_by_round(tmp_path: Path) -> None:
@@ -216,7 +227,7 @@ def test_the_worked_example_runs_as_written_and_says_what_it_gives(tmp_path: Pat
     for figure in (rounds["lines"], rounds["replayed"], rounds["changed"], rounds["skipped"], moved["total"],
                    *moved["by_step"].values(), figures["largest"][0]["line"]):  # fmt: skip
         assert f"{figure:,}" in said, figure
-    assert f"{rounds['disagrees']} club rounds" in said and f"{rounds['refused']}\nline" in EXAMPLE
+    assert f"{rounds['disagrees']} club rounds" in said and f"{rounds['refused']} line is refused" in said
     assert set(moved["by_step"]) == {"scoop", "foul", "chi", "bonus"}
     [refused] = rounds["refused_by_code"]
     assert f"`{refused}`" in said

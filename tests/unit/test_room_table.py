@@ -195,6 +195,8 @@ def test_a_file_that_is_not_a_table_of_rooms_is_said_so_and_a_null_is_a_refusal(
     wrong. A table whose rows hold nulls where cards, statuses or declarations go: the row without cards
     is refused by the per-room path, as the request it stands for (a refusal is not a disagreement:
     exit 0, as verify --jsonl); no status is "arranged", no declaration none."""
+    assert main(["verify", "--rooms", str(tmp_path / "missing.parquet")]) == 2
+    assert f"cannot open {tmp_path / 'missing.parquet'}" in capsys.readouterr().err
     (tmp_path / "text.parquet").write_text("not parquet")
     assert main(["verify", "--rooms", str(tmp_path / "text.parquet")]) == 2
     assert "text.parquet: not a Parquet file" in capsys.readouterr().err
