@@ -90,7 +90,27 @@ class HashedLines:
         return self._sha256.hexdigest()
 
 
-class Report:
+class Page:
+    """What a report page writes with: its texts and numbers in its language, escaped for HTML."""
+
+    language: Language
+
+    def _t(self, key: str, **fields: Any) -> str:
+        return html.escape(Text(key, **fields).render(self.language))
+
+    def _n(self, value: int) -> str:
+        return number(value, self.language)
+
+    def _cards(self, *figures: tuple[str, str, int]) -> str:
+        """The page's headline figures, each (its name, its words' key, its value), as cards."""
+        return "".join(
+            f'<div class="figure" data-figure="{name}"><span class="number">{self._n(value)}</span>'
+            f"<span>{self._t(key)}</span></div>"
+            for name, key, value in figures
+        )
+
+
+class Report(Page):
     """The figures of a verify run, gathered chunk by chunk: rounds by outcome, refusals by code, the
     rulesets used, the money in dispute by step and by ruleset, and the rounds with the most of it.
 
@@ -180,25 +200,15 @@ class Report:
             "largest": [{key: value for key, value in round_.items() if key != "request"} for round_ in self.largest()],
         }
 
-    def _t(self, key: str, **fields: Any) -> str:
-        return html.escape(Text(key, **fields).render(self.language))
-
-    def _n(self, value: int) -> str:
-        return number(value, self.language)
-
     def html(self, figures: dict[str, Any]) -> str:
         rounds, dispute = figures["rounds"], figures["in_dispute"]
         provenance = provenance_rows(figures, self.language)
-        cards = "".join(
-            f'<div class="figure" data-figure="{name}"><span class="number">{self._n(value)}</span>'
-            f"<span>{self._t(key)}</span></div>"
-            for name, key, value in (
-                ("checked", "report.checked", rounds["lines"]),
-                ("agreed", "report.agreed", rounds["agree"]),
-                ("disagreed", "report.disagreed", rounds["disagree"]),
-                ("refused", "report.refused", rounds["refused"]),
-                ("in-dispute", "report.in_dispute", dispute["total"]),
-            )
+        cards = self._cards(
+            ("checked", "report.checked", rounds["lines"]),
+            ("agreed", "report.agreed", rounds["agree"]),
+            ("disagreed", "report.disagreed", rounds["disagree"]),
+            ("refused", "report.refused", rounds["refused"]),
+            ("in-dispute", "report.in_dispute", dispute["total"]),
         )
         refusals = "".join(
             f'<tr data-code="{html.escape(code)}"><td><code>{html.escape(code)}</code></td>'

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Literal
 from service.bulk.engine import agreeing_lines
 from service.bulk.spreadsheet import ledger_rows
 from service.bulk.tables import Rows, round_id_of
+from service.bulk.workers import mapped
 from service.documents import OPERATIONS, answer, prepare
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue
 from service.rulesets.operator_folder import catalogue_for
@@ -203,20 +204,9 @@ def run(
     prepare(name)
     started = time.perf_counter()
     lines = refused = agreed = 0
-    if jobs <= 1:
-        _start_worker(name, format, language, defaults, tables is not None)
-        chunks = numbered_chunks(source, _chunk_size(name, tables is not None, jobs))
-        results: Iterable[Chunk] = map(_answer_chunk, chunks)
-        pool = None
-    else:
-        import multiprocessing  # only here: a single room's start-up does without it
-
-        context = multiprocessing.get_context("fork")  # workers inherit the tables already built
-        pool = context.Pool(
-            jobs, initializer=_start_worker, initargs=(name, format, language, defaults, tables is not None)
-        )
-        results = pool.imap(_answer_chunk, numbered_chunks(source, _chunk_size(name, tables is not None, jobs)))
-    try:
+    chunks = numbered_chunks(source, _chunk_size(name, tables is not None, jobs))
+    arguments = (name, format, language, defaults, tables is not None)
+    with mapped(_answer_chunk, chunks, jobs, _start_worker, arguments) as results:
         for chunk in results:
             if tables is not None:
                 tables(chunk)
@@ -231,8 +221,4 @@ def run(
             agreed += chunk.agreed
             if progress is not None:
                 progress.update(chunk.lines)  # type: ignore[attr-defined]
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     return Summary(lines, refused, time.perf_counter() - started, agreed)

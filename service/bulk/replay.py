@@ -20,13 +20,14 @@ import sys
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from service.bulk.jsonl import numbered_chunks
 from service.bulk.tables import Rows, problem_code, round_id_of
+from service.bulk.workers import mapped
 from service.contract import RoomRejected
 from service.documents import OPERATIONS, problem_for
 from service.rulesets import Ruleset
@@ -253,26 +254,12 @@ def run(
     order, goes to ``take``."""
     started = time.perf_counter()
     summary = Summary()
-    if jobs <= 1:
-        _start_worker(catalogue, candidate, language)
-        results: Iterator[Chunk] = map(_replay_chunk, numbered_chunks(source, CHUNK))
-        pool = None
-    else:
-        import multiprocessing
-
-        pool = multiprocessing.get_context("fork").Pool(
-            jobs, initializer=_start_worker, initargs=(catalogue, candidate, language)
-        )
-        results = pool.imap(_replay_chunk, numbered_chunks(source, CHUNK))
-    try:
+    chunks = numbered_chunks(source, CHUNK)
+    with mapped(_replay_chunk, chunks, jobs, _start_worker, (catalogue, candidate, language)) as results:
         for chunk in results:
             take(chunk)
             summary.lines += chunk.lines
             if progress is not None:
                 progress.update(chunk.lines)  # type: ignore[attr-defined]
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     summary.seconds = time.perf_counter() - started
     return summary

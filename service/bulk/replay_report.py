@@ -21,9 +21,9 @@ from service.bulk.audit_report import (
     STYLE,
     UNIT,
     HashedLines,
+    Page,
     bar_chart,
     base64url,
-    number,
     provenance,
     provenance_rows,
     signed,
@@ -31,7 +31,7 @@ from service.bulk.audit_report import (
 )
 from service.bulk.replay import LARGEST, OUTCOMES, Candidate, Chunk, Summary, candidate_request
 from service.bulk.tables import decode_rows
-from service.texts import Language, Text
+from service.texts import Language
 from service.verify import STEP_TEXTS
 
 NOT_REPLAYED = {
@@ -45,7 +45,7 @@ LISTED = ("disagrees", "refused", "not_replayable")
 """The outcomes whose rounds page.json lists one by one (a skipped round is only not the club's)."""
 
 
-class ReplayReport:
+class ReplayReport(Page):
     """The figures of a replay run, gathered chunk by chunk."""
 
     def __init__(self, candidate: Candidate, language: Language = "en", viewer: str = VIEWER) -> None:
@@ -147,25 +147,15 @@ class ReplayReport:
             "largest": self.largest(),
         }
 
-    def _t(self, key: str, **fields: Any) -> str:
-        return html.escape(Text(key, **fields).render(self.language))
-
-    def _n(self, value: int) -> str:
-        return number(value, self.language)
-
     def html(self, figures: dict[str, Any]) -> str:
         rounds, moved = figures["rounds"], figures["moved"]
         not_replayed = sum(rounds[outcome] for outcome in NOT_REPLAYED)
-        cards = "".join(
-            f'<div class="figure" data-figure="{name}"><span class="number">{self._n(value)}</span>'
-            f"<span>{self._t(key)}</span></div>"
-            for name, key, value in (
-                ("lines", "report.checked", rounds["lines"]),
-                ("replayed", "replay.replayed", rounds["replayed"]),
-                ("changed", "replay.changed", rounds["changed"]),
-                ("not-replayed", "replay.not_replayed", not_replayed),
-                ("moved", "replay.moved", moved["total"]),
-            )
+        cards = self._cards(
+            ("lines", "report.checked", rounds["lines"]),
+            ("replayed", "replay.replayed", rounds["replayed"]),
+            ("changed", "replay.changed", rounds["changed"]),
+            ("not-replayed", "replay.not_replayed", not_replayed),
+            ("moved", "replay.moved", moved["total"]),
         )
         steps = {STEP_TEXTS[step].render(self.language): amount for step, amount in moved["by_step"].items()}
         title = self._t("replay.title", candidate=self.candidate.name)

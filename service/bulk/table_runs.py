@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group
 from service.bulk.table_engine import agreeing, resolved, settled
+from service.bulk.workers import mapped
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue
 from service.texts import Language
@@ -79,28 +79,14 @@ def verify(path: str | Path, catalogue: Catalogue, out: BinaryIO, language: Lang
     started = time.perf_counter()
     groups = checked(path)
     lines = refused = agreed = 0
-    if jobs <= 1 or groups <= 1:
-        _start_checking(str(path), catalogue, language)
-        results: Iterator[tuple[bytes, int, int, int]] = map(_check_group, range(groups))
-        pool = None
-    else:
-        import multiprocessing
-
-        pool = multiprocessing.get_context("fork").Pool(
-            min(jobs, groups), initializer=_start_checking, initargs=(str(path), catalogue, language)
-        )
-        results = pool.imap(_check_group, range(groups))
-    try:
+    workers = min(jobs, groups)
+    with mapped(_check_group, range(groups), workers, _start_checking, (str(path), catalogue, language)) as results:
         for text, rows, agreeing_rows, refused_rows in results:
             out.write(text)
             out.flush()
             lines += rows
             agreed += agreeing_rows
             refused += refused_rows
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
     return Summary(lines, refused, time.perf_counter() - started, agreed)
 
 
@@ -186,26 +172,14 @@ def score(
 
     groups = checked(path)
     rooms = refused = 0
-    if jobs <= 1 or groups <= 1:
-        _start_checking(str(path), catalogue, language)
-        results: Iterator[bytes] = map(_score_group, range(groups))
-        pool = None
-    else:
-        import multiprocessing
-
-        pool = multiprocessing.get_context("fork").Pool(
-            min(jobs, groups), initializer=_start_checking, initargs=(str(path), catalogue, language)
-        )
-        results = pool.imap(_score_group, range(groups))
-    try:
-        with pq.ParquetWriter(str(target), amounts_schema(), compression="zstd") as writer:
-            for encoded in results:
-                table = pa.ipc.open_stream(encoded).read_all()
-                writer.write_table(table, row_group_size=ROW_GROUP_ROOMS)
-                rooms += table.num_rows
-                refused += table.num_rows - table.column("refused").null_count
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
+    workers = min(jobs, groups)
+    with (
+        mapped(_score_group, range(groups), workers, _start_checking, (str(path), catalogue, language)) as results,
+        pq.ParquetWriter(str(target), amounts_schema(), compression="zstd") as writer,
+    ):
+        for encoded in results:
+            table = pa.ipc.open_stream(encoded).read_all()
+            writer.write_table(table, row_group_size=ROW_GROUP_ROOMS)
+            rooms += table.num_rows
+            refused += table.num_rows - table.column("refused").null_count
     return rooms, refused

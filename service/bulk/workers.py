@@ -1,0 +1,35 @@
+"""Work over worker processes, in input order: one place for the bulk side's pools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+@contextmanager
+def mapped(
+    function: Callable[[Item], Result],
+    items: Iterable[Item],
+    jobs: int,
+    start: Callable[..., None],
+    arguments: tuple[Any, ...] = (),
+) -> Iterator[Iterator[Result]]:
+    """``function`` over ``items``, results in input order: in this process when ``jobs`` ≤ 1, else
+    over ``jobs`` worker processes forked from this one (they inherit what it has built: tables,
+    rulesets), each set up by ``start(*arguments)`` first, as this process is for ``jobs`` ≤ 1."""
+    if jobs <= 1:
+        start(*arguments)
+        yield map(function, items)
+        return
+    import multiprocessing  # only here: a single room's start-up does without it
+
+    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=start, initargs=arguments)
+    try:
+        yield pool.imap(function, items)
+    finally:
+        pool.close()
+        pool.join()
