@@ -212,7 +212,7 @@ JAVA = shutil.which("java")
 @pytest.mark.slow
 def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     """local[2] over some 870 golden rooms (each four times), refused ones included, verified with their claims:
-    every table equals the command line's, row for row. Without Java it skips, unless
+    every table equals the command line's, row for row, and so do a replay's under maubinh-bao. Without Java it skips, unless
     MAUBINH_REQUIRE_JAVA=1 (CI, which installs it) makes that a failure."""
     if JAVA is None:
         if os.environ.get("MAUBINH_REQUIRE_JAVA") == "1":
@@ -220,7 +220,9 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         pytest.skip("Spark needs Java (CI installs it; MAUBINH_REQUIRE_JAVA=1 makes this a failure)")
     from pyspark.sql import SparkSession
 
+    from service.bulk.replay import read_candidate
     from service.bulk.spark import audit
+    from service.rulesets.operator_folder import catalogue_for
 
     rooms = _rooms_file(tmp_path / "rooms.jsonl", 4)
     claims = _claims_file(tmp_path / "claims.jsonl", rooms)
@@ -232,10 +234,23 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
              .config("spark.sql.files.maxPartitionBytes", str(256 * 1024))  # several partitions, scored apart
              .getOrCreate())  # fmt: skip
     spark.sparkContext.setLogLevel("ERROR")
+    candidate = read_candidate("maubinh-bao", catalogue_for(None))
     try:
         counts = audit(spark, str(claims), str(tmp_path / "spark"), "verify")
+        audit(spark, str(claims), str(tmp_path / "spark-replay"), "replay", candidate=candidate)
     finally:
         spark.stop()
+    replayed = subprocess.run([MAUBINH, "replay", "--jsonl", str(claims), "--ruleset", "maubinh-bao", "--format",
+                               "parquet", "-o", str(tmp_path / "cli-replay"), "--jobs", "2"],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+    assert replayed.returncode == 0, replayed.stderr
+    for table, keys in (("replayed", ["line"]), ("replayed_players", ["line", "player"]),
+                        ("replayed_steps", ["line", "player", "step"])):  # fmt: skip
+        cli = pq.read_table(tmp_path / "cli-replay" / f"{table}.parquet")
+        ours = pq.read_table(tmp_path / "spark-replay" / table).select(cli.column_names).cast(cli.schema)
+        order = [(key, "ascending") for key in keys]
+        assert ours.sort_by(order).equals(cli.sort_by(order)), table
+        assert cli.num_rows > 0
     for table in VERIFY_TABLES:
         cli = pq.read_table(tmp_path / "cli" / f"{table}.parquet")
         ours = pq.read_table(tmp_path / "spark" / table).select(cli.column_names).cast(cli.schema)
