@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from service import package_files
 from service.cards import ACE, DECK, Card, parse_card
 from service.texts import Named
 
@@ -271,11 +272,9 @@ STRENGTHS_FILE: Final = "hand-strengths.json"
 def _wheel_free_strengths() -> _Strengths:
     """The tables shared by both wheels, read from :data:`STRENGTHS_FILE`: building them takes ~143 M
     instructions, a fifth of a one-room CLI's start-up (bench/cli.py); reading them with orjson, ~10 M."""
-    from importlib import resources
-
     import orjson
 
-    written = orjson.loads(resources.files("service").joinpath("data", STRENGTHS_FILE).read_bytes())
+    written = orjson.loads(package_files.read_bytes("service", "data", STRENGTHS_FILE))
     return strengths_read(written)
 
 

@@ -14,11 +14,11 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
 from threading import Lock
 from types import MappingProxyType
 from typing import Any
 
+from service import package_files
 from service.rulesets import (
     Change,
     Path,
@@ -276,18 +276,13 @@ class Catalogue:
 
 
 def _builtin_documents() -> Iterator[dict[str, Any]]:
-    root = resources.files(__package__).joinpath("builtin")
-    for folder in sorted(root.iterdir(), key=lambda e: e.name):
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-            if entry.name.endswith(".json"):
-                document: dict[str, Any] = json.loads(entry.read_text("utf-8"))
-                if (document.get("id"), document.get("version")) != (folder.name, entry.name.removesuffix(".json")):
+    for folder in package_files.names(__package__, "builtin"):
+        for name in package_files.names(__package__, "builtin", folder):
+            if name.endswith(".json"):
+                document: dict[str, Any] = json.loads(package_files.read_bytes(__package__, "builtin", folder, name))
+                if (document.get("id"), document.get("version")) != (folder, name.removesuffix(".json")):
                     raise RulesetError(
-                        [
-                            RulesetFault(
-                                (), Text("ruleset.builtin_misplaced", file=f"builtin/{folder.name}/{entry.name}")
-                            )
-                        ]
+                        [RulesetFault((), Text("ruleset.builtin_misplaced", file=f"builtin/{folder}/{name}"))]
                     )
                 yield document
 

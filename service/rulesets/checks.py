@@ -10,9 +10,9 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
 from typing import Any
 
+from service import package_files
 from service.rulesets.model import Path, RulesetFault
 from service.texts import Named, Text, listed
 
@@ -20,7 +20,7 @@ from service.texts import Named, Text, listed
 @cache
 def schema() -> dict[str, Any]:
     """The ruleset schema (service/rulesets/schema.json), also served inside openapi.yaml's terms."""
-    loaded: dict[str, Any] = json.loads(resources.files(__package__).joinpath("schema.json").read_text("utf-8"))
+    loaded: dict[str, Any] = json.loads(package_files.read_bytes(__package__, "schema.json"))
     return loaded
 
 

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path as FilePath
 from typing import Any
@@ -180,6 +179,8 @@ def write_lock(directory: FilePath, text: str) -> None:
     """``DIR/rulesets.lock`` written whole, or not at all: a new file in DIR renamed over the old name,
     so that a ``rulesets.lock`` that is a symlink is replaced, never written through (it could point
     outside DIR), and a reader never sees half a lock."""
+    import tempfile  # here: only `rulesets lock` needs it, and every command would import it
+
     handle, temporary = tempfile.mkstemp(prefix=".rulesets.lock.", dir=directory)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:

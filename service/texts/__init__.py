@@ -14,8 +14,9 @@ import errno
 import json
 import string
 from functools import cache
-from importlib import resources
 from typing import Any, Literal
+
+from service import package_files
 
 Language = Literal["en", "vi"]
 LANGUAGES: tuple[Language, ...] = ("en", "vi")
@@ -153,7 +154,7 @@ def ledger_templates(language: Language) -> dict[str, Template]:
 @cache
 def phrasebook(language: Language) -> dict[str, str]:
     """``service/texts/<language>.json``: key → template with ``{named}`` fields."""
-    return dict(json.loads(resources.files("service.texts").joinpath(f"{language}.json").read_bytes()))
+    return dict(json.loads(package_files.read_bytes(__name__, f"{language}.json")))
 
 
 def _value(value: Any, language: Language) -> Any:
