@@ -83,12 +83,14 @@ _FIVE_CARD_STRAIGHTS: Final = [tuple(sorted(s)) for s in STRAIGHT_ORDERS["second
 
 
 def _three_straight_splits() -> dict[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]]:
+    """Each straight holds a rank at most once, so three of them never need a fifth card of a rank:
+    every sum of keys is a hand's."""
+    fives = [(rank_key(five), five) for five in _FIVE_CARD_STRAIGHTS]
     splits: dict[int, tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
     for front in _THREE_CARD_STRAIGHTS:
-        for first, second in itertools.combinations_with_replacement(_FIVE_CARD_STRAIGHTS, 2):
-            ranks = (*front, *first, *second)
-            if max(ranks.count(r) for r in ranks) <= 4:
-                splits.setdefault(rank_key(ranks), (front, first, second))
+        front_key = rank_key(front)
+        for (first_key, first), (second_key, second) in itertools.combinations_with_replacement(fives, 2):
+            splits.setdefault(front_key + first_key + second_key, (front, first, second))
     return splits
 
 
