@@ -42,7 +42,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
@@ -631,6 +631,10 @@ USAGE_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
 """argparse's messages for the mistakes a caller can make with these commands, and their keys."""
 
 
+Helped = Callable[..., str]
+"""A help text by key and fields, in the command's language."""
+
+
 def _language_option(parser: argparse.ArgumentParser, language: Language) -> None:
     parser.add_argument(
         "--lang",
@@ -640,17 +644,8 @@ def _language_option(parser: argparse.ArgumentParser, language: Language) -> Non
     )
 
 
-def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
-    """The commands, their help in ``language``, and their usage errors too."""
-
-    def helped(key: str, **fields: Any) -> str:
-        return Text(key, **fields).render(language)
-
-    Parser.language = language
-    parser = Parser(prog="maubinh", description=helped("cli.help_maubinh"))
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name in sorted(OPERATIONS):
-        sub = commands.add_parser(name, help=helped("cli.help_operation", name=name))
+def _operation_arguments(name: str) -> Callable[[argparse.ArgumentParser, Helped, Language], None]:
+    def add(sub: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
         sub.add_argument("file", nargs="?", default="-", help=helped("cli.help_file"))
         sub.add_argument("--jsonl", action="store_true", help=helped("cli.help_jsonl"))
         sub.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
@@ -671,11 +666,17 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
             rooms_help = "cli.help_verify_rooms" if name == "verify" else "cli.help_score_rooms"
             sub.add_argument("--rooms", metavar="TABLE", help=helped(rooms_help))
             sub.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
-    rooms = commands.add_parser("rooms", help=helped("cli.help_rooms"))
+
+    return add
+
+
+def _rooms_arguments(rooms: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     rooms.add_argument("input", metavar="IN", help=helped("cli.help_rooms_input"))
     rooms.add_argument("-o", "--output", required=True, metavar="TABLE", help=helped("cli.help_rooms_output"))
     _language_option(rooms, language)
-    replay = commands.add_parser("replay", help=helped("cli.help_replay"))
+
+
+def _replay_arguments(replay: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     replay.add_argument("--jsonl", required=True, metavar="ROUNDS", help=helped("cli.help_replay_jsonl"))
     replay.add_argument("--ruleset", required=True, metavar="CANDIDATE", help=helped("cli.help_replay_ruleset"))
     replay.add_argument("--only", metavar="ID", help=helped("cli.help_replay_only"))
@@ -685,10 +686,14 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     replay.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
     replay.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
     _language_option(replay, language)
-    rulesets = commands.add_parser("rulesets", help=helped("cli.help_rulesets"))
+
+
+def _rulesets_arguments(rulesets: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
     _language_option(rulesets, language)
-    keys = commands.add_parser("keys", help=helped("cli.help_keys"))
+
+
+def _keys_arguments(keys: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     _language_option(keys, language)
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     new = key_commands.add_parser("new", help=helped("cli.help_keys_new"))
@@ -699,7 +704,9 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     check = key_commands.add_parser("check", help=helped("cli.help_keys_check"))
     check.add_argument("file", help=helped("cli.help_keys_file"))
     _language_option(check, language)
-    receipts = commands.add_parser("receipts", help=helped("cli.help_receipts"))
+
+
+def _receipts_arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     _language_option(receipts, language)
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
@@ -711,16 +718,55 @@ def _parser(language: Language = DEFAULT_LANGUAGE) -> Parser:
     make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
     make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
     _language_option(make_receipt, language)
-    serve = commands.add_parser("serve", help=helped("cli.help_serve"))
+
+
+def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
     serve.add_argument("--host", default=None, help=helped("cli.help_host"))
     serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
     serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
+
+
+def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.ArgumentParser, Helped, Language], None]]]:
+    """Each command, in the order ``maubinh --help`` lists them: its help and what adds its arguments."""
+    operations = {
+        name: (helped("cli.help_operation", name=name), _operation_arguments(name)) for name in sorted(OPERATIONS)
+    }
+    return {
+        **operations,
+        "rooms": (helped("cli.help_rooms"), _rooms_arguments),
+        "replay": (helped("cli.help_replay"), _replay_arguments),
+        "rulesets": (helped("cli.help_rulesets"), _rulesets_arguments),
+        "keys": (helped("cli.help_keys"), _keys_arguments),
+        "receipts": (helped("cli.help_receipts"), _receipts_arguments),
+        "serve": (helped("cli.help_serve"), _serve_arguments),
+    }
+
+
+def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) -> Parser:
+    """The commands, their help in ``language``, and their usage errors too. Only the command ``words``
+    name gets its arguments (every command when they name none): argparse builds a help formatter for
+    each argument it adds, and all of them cost a one-room ``score`` 5% of its instructions."""
+
+    def helped(key: str, **fields: Any) -> str:
+        return Text(key, **fields).render(language)
+
+    Parser.language = language
+    parser = Parser(prog="maubinh", description=helped("cli.help_maubinh"))
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    commands = _commands(helped)
+    named = next(
+        (word for word in words if not word.startswith("-")), None
+    )  # as argparse: no option before it takes a value
+    for name, (help_text, add_arguments) in commands.items():
+        sub = subparsers.add_parser(name, help=help_text)
+        if named == name or named not in commands:
+            add_arguments(sub, helped, language)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(chosen_language(words)).parse_args(words)
+    args = _parser(chosen_language(words), words).parse_args(words)
     if args.command == "serve":
         from service.serve import serve
 
