@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from threading import Lock
-from types import MappingProxyType
 from typing import Any
 
 from service import package_files
@@ -106,29 +105,72 @@ def changes_between(base: Mapping[str, Any], variant: Mapping[str, Any]) -> tupl
     return tuple(Change(f, before.get(f), after.get(f)) for f in fields if before.get(f) != after.get(f))
 
 
+class BuiltinRuleset:
+    """A ruleset shipped in this package, read and built at its first use, then kept: a command scoring
+    one room needs one of them, and building every one cost it 21 M instructions, 4% (bench/cli.py)."""
+
+    def __init__(self, folder: str, name: str) -> None:
+        self.id, self.version = folder, name.removesuffix(".json")
+        self._file = ("builtin", folder, name)
+        self._built: Ruleset | None = None
+        self._lock = Lock()
+
+    def ruleset(self) -> Ruleset:
+        if (built := self._built) is not None:
+            return built
+        with self._lock:
+            if self._built is None:
+                document = json.loads(package_files.read_bytes(__package__, *self._file))
+                if (document.get("id"), document.get("version")) != (self.id, self.version):
+                    misplaced = Text("ruleset.builtin_misplaced", file="/".join(self._file))
+                    raise RulesetError([RulesetFault((), misplaced)])
+                self._built = build_ruleset(document, checked=True)
+            return self._built
+
+
+class _Shelf(Mapping[str, Ruleset]):
+    """Rulesets by key, a built-in one built when it is first looked up."""
+
+    def __init__(self, entries: Mapping[str, Ruleset | BuiltinRuleset]) -> None:
+        self.entries = entries
+
+    def __getitem__(self, key: str) -> Ruleset:
+        entry = self.entries[key]
+        return entry.ruleset() if isinstance(entry, BuiltinRuleset) else entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
 class Catalogue:
     """Every ruleset a process knows, by id and version, and the variants resolved from them."""
 
-    def __init__(self, rulesets: list[Ruleset]) -> None:
-        self._versions: dict[str, dict[str, Ruleset]] = {}
+    def __init__(self, rulesets: Iterable[Ruleset | BuiltinRuleset]) -> None:
+        versions: dict[str, dict[str, Ruleset | BuiltinRuleset]] = {}
         for ruleset in rulesets:
-            self._versions.setdefault(ruleset.id, {})[ruleset.version] = ruleset
-        self.latest: MappingProxyType[str, Ruleset] = MappingProxyType(
-            {rid: versions[max(versions, key=int)] for rid, versions in sorted(self._versions.items())}
+            versions.setdefault(ruleset.id, {})[ruleset.version] = ruleset
+        self._versions = {rid: _Shelf(entries) for rid, entries in versions.items()}
+        self.latest: Mapping[str, Ruleset] = _Shelf(
+            {rid: entries[max(entries, key=int)] for rid, entries in sorted(versions.items())}
         )
         self._variants: OrderedDict[tuple[str, str, bytes], tuple[Ruleset, int]] = OrderedDict()
         self._variant_bytes = 0
         self._lock = Lock()
 
     def versions(self, ruleset_id: str) -> list[Ruleset]:
-        return [self._versions[ruleset_id][v] for v in sorted(self._versions.get(ruleset_id, {}), key=int)]
+        shelf = self._versions.get(ruleset_id, _Shelf({}))
+        return [shelf[v] for v in sorted(shelf, key=int)]
 
     def get(self, reference: str) -> Ruleset | None:
         """By id (the latest version) or pinned id ``id@version``."""
         ruleset_id, at, version = reference.partition("@")
         if not at:
             return self.latest.get(ruleset_id)
-        return self._versions.get(ruleset_id, {}).get(version)
+        shelf = self._versions.get(ruleset_id)
+        return shelf.get(version) if shelf is not None else None
 
     def unknown(self, reference: str) -> Text:
         ruleset_id, at, version = reference.partition("@")
@@ -268,28 +310,21 @@ class Catalogue:
         kept = [rid for rid in self._versions if rid in builtin or rid in operator_ids]
         if len(kept) == len(self._versions):
             return self  # nothing to hide: the same catalogue, its caches warm
-        return Catalogue([ruleset for rid in kept for ruleset in self.versions(rid)])
+        return Catalogue(entry for rid in kept for entry in self._versions[rid].entries.values())
 
     def with_rulesets(self, added: list[Ruleset]) -> Catalogue:
         """This catalogue plus ``added`` (an operator's folder: operator_folder.catalogue_for)."""
-        return Catalogue([r for rid in self._versions for r in self.versions(rid)] + added)
-
-
-def _builtin_documents() -> Iterator[dict[str, Any]]:
-    for folder in package_files.names(__package__, "builtin"):
-        for name in package_files.names(__package__, "builtin", folder):
-            if name.endswith(".json"):
-                document: dict[str, Any] = json.loads(package_files.read_bytes(__package__, "builtin", folder, name))
-                if (document.get("id"), document.get("version")) != (folder, name.removesuffix(".json")):
-                    raise RulesetError(
-                        [RulesetFault((), Text("ruleset.builtin_misplaced", file=f"builtin/{folder}/{name}"))]
-                    )
-                yield document
+        return Catalogue([*(entry for shelf in self._versions.values() for entry in shelf.entries.values()), *added])
 
 
 @cache
 def builtin_catalogue() -> Catalogue:
-    """Every version of every ruleset shipped in this package, loaded once per process. They are not
-    checked against the schema here (tests/unit/test_rulesets.py does, for every version), so that a
-    command scoring one room does not import jsonschema."""
-    return Catalogue([build_ruleset(document, checked=True) for document in _builtin_documents()])
+    """Every version of every ruleset shipped in this package, each built at its first use, once per
+    process. They are not checked against the schema here (tests/unit/test_rulesets.py does, for every
+    version), so that a command scoring one room does not import jsonschema."""
+    return Catalogue(
+        BuiltinRuleset(folder, name)
+        for folder in package_files.names(__package__, "builtin")
+        for name in package_files.names(__package__, "builtin", folder)
+        if name.endswith(".json")
+    )

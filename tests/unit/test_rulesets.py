@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from service.rulesets import RulesetError, build_ruleset, check_document, with_defaults
-from service.rulesets.catalogue import builtin_catalogue
+from service.rulesets.catalogue import BuiltinRuleset, builtin_catalogue
 
 FILES = Path(__file__).resolve().parents[2] / "service" / "rulesets" / "builtin"
 IDS = ("maubinh-2020", "maubinh-bao", "maubinh-chi-at")
@@ -33,6 +33,17 @@ def test_each_builtin_keeps_every_version_and_a_bare_id_is_the_latest() -> None:
         assert builtin_catalogue().get(f"{ruleset_id}@1") is not builtin_catalogue().get(ruleset_id)
         assert builtin_catalogue().get(f"{ruleset_id}@{latest}") is builtin_catalogue().get(ruleset_id)
     assert builtin_catalogue().get("maubinh-2020@4") is None
+
+
+def test_a_builtin_is_built_once_from_its_file_and_a_misplaced_file_is_refused() -> None:
+    shipped = BuiltinRuleset("maubinh-bao", "2.json")
+    assert shipped.ruleset() is shipped.ruleset()
+    assert shipped.ruleset().digest == build_ruleset(raw("maubinh-bao", "2")).digest
+    renamed = BuiltinRuleset("maubinh-bao", "2.json")
+    renamed.version = "3"  # as if builtin/maubinh-bao/3.json held version 2
+    with pytest.raises(RulesetError) as refused:
+        renamed.ruleset()
+    assert [fault.message.key for fault in refused.value.faults] == ["ruleset.builtin_misplaced"]
 
 
 def test_a_renamed_version_scores_as_the_one_it_renames() -> None:
