@@ -51,8 +51,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     language.register(app)
     app.register_blueprint(api)
     app.after_request(connection.close_on_a_body_left)
-    for ruleset in app.config["CATALOGUE"].latest.values():
-        hand_table(ruleset.wheel)  # build the tables before the first request, not during it
+    known = app.config["CATALOGUE"]
+    for ruleset_id in known.latest:  # every version and its tables built before the first request
+        for ruleset in known.versions(ruleset_id):
+            hand_table(ruleset.wheel)
     return app
 
 
