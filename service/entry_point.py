@@ -1,0 +1,15 @@
+"""``maubinh``'s entry point: the command line (cli.py), started fast.
+
+A command is a process, and its imports are most of a one-room ``maubinh score`` (bench/cli.py):
+the dataclasses they make take their generated methods' code from the install (dataclass_code.py).
+"""
+
+from __future__ import annotations
+
+from service.dataclass_code import kept
+
+
+def main() -> int:
+    with kept():
+        from service.cli import main as run_command
+    return run_command()
