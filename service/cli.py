@@ -743,24 +743,22 @@ def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.Argumen
 
 
 def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) -> Parser:
-    """The commands, their help in ``language``, and their usage errors too. Only the command ``words``
-    name gets its arguments (every command when they name none): argparse builds a help formatter for
-    each argument it adds, and all of them cost a one-room ``score`` 5% of its instructions."""
+    """The commands, their help in ``language``, and their usage errors too. When ``words`` begin with
+    a command, only its parser is made, and argparse's usage lists the others through the metavar: each
+    command's parser and arguments cost a one-room ``score`` 1% of its instructions."""
 
     def helped(key: str, **fields: Any) -> str:
         return Text(key, **fields).render(language)
 
     Parser.language = language
     parser = Parser(prog="maubinh", description=helped("cli.help_maubinh"))
-    subparsers = parser.add_subparsers(dest="command", required=True)
     commands = _commands(helped)
-    named = next(
-        (word for word in words if not word.startswith("-")), None
-    )  # as argparse: no option before it takes a value
+    named = words[0] if words and words[0] in commands else None
+    listed = "{" + ",".join(commands) + "}" if named else None
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar=listed)
     for name, (help_text, add_arguments) in commands.items():
-        sub = subparsers.add_parser(name, help=help_text)
-        if named == name or named not in commands:
-            add_arguments(sub, helped, language)
+        if named in (None, name):
+            add_arguments(subparsers.add_parser(name, help=help_text), helped, language)
     return parser
 
 
