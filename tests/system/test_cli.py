@@ -230,10 +230,19 @@ def test_scoring_imports_neither_numpy_nor_the_advisor(tmp_path: Path) -> None:
         "import sys\n"
         "from service.cli import main\n"
         f"assert main(['score', {str(path)!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0\n"
-        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.verify') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_only_the_named_commands_parser_is_made_yet_a_usage_error_lists_every_command() -> None:
+    after_a_command, without_one = run("score", "--bogus"), run()
+    assert after_a_command.returncode == without_one.returncode == 2
+    usage = without_one.stderr.splitlines()[:-1]
+    assert all(name in " ".join(usage) for name in ("arrange", "score", "verify", "replay", "keys", "serve"))
+    assert after_a_command.stderr.splitlines()[:-1] == usage
+    assert after_a_command.stderr.splitlines()[-1] == "maubinh: error: unrecognized arguments: --bogus"
 
 
 def _claim(amounts: dict[str, int]) -> str:
