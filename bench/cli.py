@@ -9,7 +9,10 @@ Figures from one run, medians where repeated:
    summary line, which times the lines and not the process start (goal <= 1.5 ms per hand), with
    --jobs 1 and with the default --jobs (the cores available).
 Processes run with bytecode caches, as after an install (PYTHONDONTWRITEBYTECODE is dropped).
-Run: .venv/bin/python bench/cli.py [--rooms 100000] [--starts 15] [--rounds 3]
+With --against OTHER (another build's `maubinh`, say a git worktree of an earlier commit, installed),
+figure 1 runs in turns with OTHER's, and the median of the rounds' ratios is printed too: this host's
+speed drifts by 2x, a ratio within one run does not.
+Run: .venv/bin/python bench/cli.py [--rooms 100000] [--starts 15] [--rounds 3] [--against OTHER]
 """
 
 from __future__ import annotations
@@ -39,9 +42,9 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 """As installed: modules load from their bytecode caches, which the first run writes."""
 
 
-def wall(*args: str) -> tuple[float, str]:
+def wall(*args: str, maubinh: str = MAUBINH) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([MAUBINH, *args], capture_output=True, text=True, check=True, env=ENV)
+    done = subprocess.run([maubinh, *args], capture_output=True, text=True, check=True, env=ENV)
     return time.perf_counter() - started, done.stderr
 
 
@@ -54,6 +57,7 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=100_000)
     parser.add_argument("--starts", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=3, help="of --jobs 1 against --jobs 2")
+    parser.add_argument("--against", metavar="OTHER", help="another build's maubinh, for figure 1 in turns")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="maubinh-cli-"))
     one = work / "room.json"
@@ -73,8 +77,18 @@ def main() -> None:
     )
     out = str(work / "out.jsonl")
 
-    wall("score", str(one))  # warm the file cache
-    starts = sorted(wall("score", str(one), "-o", out)[0] for _ in range(args.starts))
+    wall("score", str(one))  # warm the file cache, and write the bytecode and dataclass caches
+    if args.against:
+        wall("score", str(one), maubinh=args.against)
+        turns = [
+            (wall("score", str(one), "-o", out)[0], wall("score", str(one), "-o", out, maubinh=args.against)[0])
+            for _ in range(args.starts)
+        ]
+        starts = sorted(ours for ours, _ in turns)
+        theirs = statistics.median(other for _, other in turns)
+        ratios = statistics.quantiles([ours / other for ours, other in turns], n=4)
+    else:
+        starts = sorted(wall("score", str(one), "-o", out)[0] for _ in range(args.starts))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed, for valgrind's run too
     start_instructions = instructions([MAUBINH, "score", str(one), "-o", out])
     pairs = [  # interleaved, a ratio per round: this host's speed drifts from one minute to the next
@@ -98,6 +112,9 @@ def main() -> None:
     print(f"maubinh score, one room, process start to exit: median {statistics.median(starts) * 1000:.0f} ms"
           f" (min {starts[0] * 1000:.0f}, max {starts[-1] * 1000:.0f}; {args.starts} runs; goal <= 150 ms);"
           f" {start_instructions / 1e6:.0f} M instructions")  # fmt: skip
+    if args.against:
+        print(f"  in turns with {args.against}: its median {theirs * 1000:.0f} ms; ours / its, median of"
+              f" rounds {ratios[1]:.3f} (quartiles {ratios[0]:.3f}-{ratios[2]:.3f})")  # fmt: skip
     print(f"maubinh score --jsonl, {args.rooms:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
           f" ({args.rooms / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s):"
           f" {statistics.median(speedups):.2f}x (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}; goal >= 1.7x)")  # fmt: skip
