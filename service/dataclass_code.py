@@ -59,7 +59,8 @@ def kept(store: Path = STORE) -> Iterator[None]:
     def exec_kept(source: str, globals: dict[str, Any] | None = None, locals: Any = None) -> None:
         code = codes.get(source) or compiled.get(source)
         if code is None:
-            code = compiled[source] = compile(source, "<string>", "exec")  # as exec(source) would
+            # as exec(source) in dataclasses would: without this module's `from __future__ import annotations`
+            code = compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
         exec(code, globals, locals)
 
     before = vars(dataclasses).get("exec")
