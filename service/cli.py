@@ -745,7 +745,7 @@ def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.Argumen
 def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) -> Parser:
     """The commands, their help in ``language``, and their usage errors too. When ``words`` begin with
     a command, only its parser is made, and argparse's usage lists the others through the metavar: each
-    command's parser and arguments cost a one-room ``score`` 1% of its instructions."""
+    command's parser and arguments were a start-up cost (bench/cli.py)."""
 
     def helped(key: str, **fields: Any) -> str:
         return Text(key, **fields).render(language)

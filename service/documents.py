@@ -79,7 +79,7 @@ def score_batch_results(
 
 def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
-    from service.verify import compare  # here: scoring a room needs none of it, 2% of its CLI
+    from service.verify import compare  # here: scoring needs none of it (bench/cli.py)
 
     with stage("validate"):
         room, claim = load_verification(raw, catalogue)

@@ -2,8 +2,8 @@
 
 Installed, the package is a folder and they are read as files. Taken from a zip (Spark's
 ``--py-files`` wheel), they are read through :mod:`importlib.resources`, imported only then: its
-import brings tempfile, shutil, zipfile and lzma with it, ~21 M instructions, 4% of a one-room CLI
-(bench/cli.py).
+import brings tempfile, shutil, zipfile and lzma with it, which a one-room command would pay for at
+every start (bench/cli.py).
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def changes_between(base: Mapping[str, Any], variant: Mapping[str, Any]) -> tupl
 
 class BuiltinRuleset:
     """A ruleset shipped in this package, read and built at its first use, then kept: a command scoring
-    one room needs one of them, and building every one cost it 21 M instructions, 4% (bench/cli.py)."""
+    one room needs one of them, and building them all was a start-up cost (bench/cli.py)."""
 
     def __init__(self, folder: str, name: str) -> None:
         self.id, self.version = folder, name.removesuffix(".json")

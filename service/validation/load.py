@@ -120,7 +120,7 @@ def load_batch(raw: Any, max_rooms: int) -> list[Any]:
 
 def load_verification(raw: Any, catalogue: Catalogue | None = None) -> tuple[Room, Claim]:
     """Validate a ``POST /v1/verify`` body: a room (as for /v1/score) and what was claimed for it."""
-    from service.verify import Claim, ClaimedLine, claim_faults  # here: scoring a room needs none of it, 2% of its CLI
+    from service.verify import Claim, ClaimedLine, claim_faults  # here: scoring needs none of it (bench/cli.py)
 
     room, data = _load_room(raw, catalogue, VERIFY_SCHEMA, claim_faults)
     claimed = data["claimed"]
