@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group
+from service.bulk.room_table import schema as room_table_schema
 from service.bulk.table_engine import agreeing, resolved, settled
 from service.bulk.workers import mapped
 from service.rulesets import Ruleset
@@ -95,15 +96,12 @@ def amounts_schema() -> pa.Schema:
     the digest of the ruleset that settled it, or the code it was refused with."""
     import pyarrow as pa
 
+    rooms = room_table_schema()  # the columns that name a room, as the table of rooms has them
     return pa.schema(
         [
-            ("line", pa.int64()),
-            ("round_id", pa.string()),
-            ("ruleset", pa.string()),
+            *(rooms.field(name) for name in ("line", "round_id", "ruleset")),
             ("ruleset_digest", pa.string()),
-            ("stake", pa.int64()),
-            ("players", pa.int8()),
-            ("ids", pa.list_(pa.string())),
+            *(rooms.field(name) for name in ("stake", "players", "ids")),
             ("units", pa.list_(pa.int64(), MOST_PLAYERS)),
             ("amounts", pa.list_(pa.int64(), MOST_PLAYERS)),
             ("refused", pa.string()),
