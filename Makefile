@@ -16,8 +16,8 @@ TS_CLIENT := tests/system/clients/typescript
 SERVE_STAMP := $(VENV)/.serve-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
-SOURCES := pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/hands.py service/patterns.py \
-	service/hand_words.py service/strict_json.py service/canonical_json.py service/documents.py $(wildcard service/validation/*.py) \
+SOURCES := pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/game/hand_strengths.py service/game/hands.py service/game/patterns.py \
+	service/game/hand_words.py service/support/strict_json.py service/trust/canonical_json.py service/documents.py $(wildcard service/validation/*.py) \
 	service/bulk/engine.py
 
 $(BIN)/python:
@@ -80,6 +80,7 @@ lint: $(DEV_STAMP) lint-contract lint-client
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # openapi.yaml under Redocly's recommended rules (redocly.yaml): 0 errors, 0 warnings.
 lint-contract: $(TOOLS)

@@ -13,16 +13,18 @@ import os
 from setuptools import setup
 
 SCORING = [
-    f"service/scoring/{name}.py" for name in ("__init__", "results", "evaluation", "settlement", "scoops", "aces")
+    f"service/scoring/{name}.py"
+    for name in ("__init__", "results", "evaluation", "pairs", "settlement", "scoops", "aces")
 ]
 COMPILED = [
     *SCORING,
     "service/serialize.py",
-    "service/hands.py",
-    "service/patterns.py",
-    "service/hand_words.py",
-    "service/strict_json.py",
-    "service/canonical_json.py",
+    "service/game/hand_strengths.py",
+    "service/game/hands.py",
+    "service/game/patterns.py",
+    "service/game/hand_words.py",
+    "service/support/strict_json.py",
+    "service/trust/canonical_json.py",
     "service/validation/bounds.py",
     "service/validation/room_rules.py",
     "service/validation/load.py",

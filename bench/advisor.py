@@ -27,9 +27,9 @@ import numpy as np
 
 from service.advisor.advise import advise
 from service.advisor.splits import evaluate_subsets, legal_splits, lexicographic, split_cards
-from service.cards import CARD_TEXT, DECK, Card
 from service.contract import Opponents
-from service.hands import POSITIONS
+from service.game.cards import CARD_TEXT, DECK, Card
+from service.game.hands import POSITIONS
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import score

@@ -32,7 +32,7 @@ from instructions import instructions  # noqa: E402
 from rooms import four_player_rooms  # noqa: E402
 from rooms_at_random import RandomRoom, ruleset_patch  # noqa: E402
 
-from service.cards import DECK  # noqa: E402
+from service.game.cards import DECK  # noqa: E402
 from service.rulesets import RulesetError  # noqa: E402
 from service.rulesets.operator_folder import catalogue_for  # noqa: E402
 from service.scoring import score  # noqa: E402

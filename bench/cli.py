@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from instructions import instructions
 from rooms import DECK, four_player_rooms
 
-from service.cores import available_cores
+from service.support.cores import available_cores
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from phevaluator import _pheval  # the C evaluator behind phevaluator.evaluate_cards
 
-from service.hands import hand_table
+from service.game.hands import hand_table
 
 
 def rate(run: Callable[[], None], count: int) -> float:

@@ -7,7 +7,7 @@ in-process loop that stops after each stage in turn (parse → load → settle �
 row is what its stage adds to the one before. Then a request through the WSGI app in process (Flask,
 metrics, logs off): ``POST /v1/score`` against ``GET /healthz``, what sets their throughput ratio,
 against the same with a caller's key (a callers file of 1,000, no quota): what knowing the caller costs,
-and against the same signed (Ed25519, service/signing.py): what a signature and the room's digest cost.
+and against the same signed (Ed25519, service/trust/signing.py): what a signature and the room's digest cost.
 Run: .venv/bin/python bench/instructions.py        (about 4 minutes)
 """
 
@@ -32,7 +32,7 @@ import sys
 from service.documents import _check_amounts
 from service.scoring import score
 from service.serialize import dumps, result_json
-from service.strict_json import loads
+from service.support.strict_json import loads
 from service.validation import load_room
 
 stage = sys.argv[1]
@@ -57,7 +57,7 @@ import hashlib, sys
 from nacl.bindings import crypto_sign, crypto_sign_seed_keypair
 from service.documents import score_document
 from service.serialize import dumps
-from service.strict_json import loads
+from service.support.strict_json import loads
 
 _, secret = crypto_sign_seed_keypair(bytes(32))
 floor = sys.argv[1] == "floor"
@@ -76,7 +76,7 @@ app = create_app({"log_requests": False} | ({"callers_file": os.environ["BENCH_C
                  | ({"signing_key_file": os.environ["BENCH_SIGNING_KEY"]} if signed else {}))
 import gc
 gc.collect()
-gc.freeze()  # as gunicorn's master does before each fork (service/gunicorn_config.py, pre_fork)
+gc.freeze()  # as gunicorn's master does before each fork (service/server/gunicorn_config.py, pre_fork)
 app.extensions["maubinh.callers"].reload_if_changed(force=True)  # and as each worker does as it starts
 score = sys.argv[1] in ("score", "keyed", "signed")
 for line in open(sys.argv[2], "rb"):

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from flask import Response, g
 
-from service.gunicorn_config import *  # noqa: F403
+from service.server.gunicorn_config import *  # noqa: F403
 import service.api.views as views
 from service.documents import score_document
 from service.scoring import score

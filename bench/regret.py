@@ -29,9 +29,9 @@ import numpy as np
 
 from service.advisor.advise import advise
 from service.advisor.splits import evaluate_subsets, lexicographic, split_cards
-from service.cards import DECK, Card
 from service.contract import PlayerEntry, Room
-from service.hands import POSITIONS, Position
+from service.game.cards import DECK, Card
+from service.game.hands import POSITIONS, Position
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import score

@@ -34,7 +34,7 @@ from service.documents import score_document
 from service.rulesets.operator_folder import catalogue_for
 from service.scoring import score
 from service.serialize import dumps, result_json
-from service.strict_json import loads
+from service.support.strict_json import loads
 from service.validation import load_room
 
 

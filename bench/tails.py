@@ -1,5 +1,5 @@
 """Latency tails under load: one `maubinh serve` with the defaults (2 workers, loopback), before and
-after the fair-turns, frozen-heap and staggered-recycling hooks (service/gunicorn_config.py's
+after the fair-turns, frozen-heap and staggered-recycling hooks (service/server/gunicorn_config.py's
 ``pre_request``, ``pre_fork`` and ``post_fork``), in one run.
 
 "before" is the same server with those hooks replaced by no-ops and workers recycled every 20,000
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from hostile import slow_clients
 from load import WRK_REPORT, WRK_SCRIPT, free_port, hey_fixed_rate, require, room_body, wait_ready, wrk
 
-BEFORE_CONFIG = """from service.gunicorn_config import *  # noqa: F403
+BEFORE_CONFIG = """from service.server.gunicorn_config import *  # noqa: F403
 
 max_requests, max_requests_jitter = 20000, 2000  # before: recycled every 20,000 requests
 

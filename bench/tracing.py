@@ -19,11 +19,11 @@ import io, json, os, sys, tempfile
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp()
 mode, path = sys.argv[1], sys.argv[2]
 if mode == "unmarked":
-    import contextlib, service.traced_stages
-    service.traced_stages.stage = lambda name, **attributes: contextlib.nullcontext()
+    import contextlib, service.support.traced_stages
+    service.support.traced_stages.stage = lambda name, **attributes: contextlib.nullcontext()
     import service.documents, service.api.views
-    service.documents.stage = service.traced_stages.stage
-    service.api.views.stage = service.traced_stages.stage
+    service.documents.stage = service.support.traced_stages.stage
+    service.api.views.stage = service.support.traced_stages.stage
 from service.api import create_app
 app = create_app({"log_requests": False})
 for line in open(path, "rb"):

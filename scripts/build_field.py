@@ -36,8 +36,9 @@ import numpy as np
 from service.advisor.expectation import expected_units
 from service.advisor.opponents import OpponentField, weak_field
 from service.advisor.splits import COMBOS3, COMBOS5, Ints, evaluate_subsets, lexicographic, splits
-from service.cards import DECK, Card
-from service.hands import POSITIONS, Position, Wheel
+from service.game.cards import DECK, Card
+from service.game.hand_strengths import Wheel
+from service.game.hands import POSITIONS, Position
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 

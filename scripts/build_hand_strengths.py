@@ -1,5 +1,5 @@
 """Writes service/data/hand-strengths.json: the hand tables both wheels share, built by
-service.hands.build_wheel_free_strengths, for a process to read rather than build at start-up.
+service.game.hand_strengths.build_wheel_free_strengths, for a process to read rather than build at start-up.
 
 Run from a checkout after changing how hands rank: .venv/bin/python scripts/build_hand_strengths.py
 (tests/unit/test_hands.py fails until the file is this script's output)."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from service.hands import STRENGTHS_FILE, build_wheel_free_strengths, strengths_written
+from service.game.hand_strengths import STRENGTHS_FILE, build_wheel_free_strengths, strengths_written
 
 TARGET = Path(__file__).resolve().parents[1] / "service" / "data" / STRENGTHS_FILE
 

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.signing import COVERED, LABEL, TAG, Signer, load_private_key, room_digest  # noqa: E402
+from service.trust.signing import COVERED, LABEL, TAG, Signer, load_private_key, room_digest  # noqa: E402
 
 TARGET = ROOT / "tests" / "receipts" / "vectors.json"
 KEY = ROOT / "tests" / "receipts" / "test-vector-key.pem"

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from service.cards import Card
-from service.hands import Position
+from service.game.cards import Card
+from service.game.hands import Position
 from service.rulesets import Ruleset
 from service.texts import Text
 

@@ -1,6 +1,6 @@
 """One place that turns a JSON document into a JSON answer, for the CLI and the API.
 
-Each operation takes the parsed request (:func:`service.strict_json.loads`: no ``NaN``, no
+Each operation takes the parsed request (:func:`service.support.strict_json.loads`: no ``NaN``, no
 duplicate keys, no runaway nesting) and returns the response body, or raises
 :class:`~service.contract.RoomRejected` (422).
 """
@@ -22,9 +22,9 @@ from service.serialize import (
     result_json,
     ruleset_block,
 )
-from service.strict_json import BadDocument, loads
+from service.support.strict_json import BadDocument, loads
+from service.support.traced_stages import stage
 from service.texts import Language, Text
-from service.traced_stages import stage
 from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
 
 
@@ -79,7 +79,7 @@ def score_batch_results(
 
 def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Score a room and compare a backend's settlement with it: per player, per ledger line, per step."""
-    from service.verify import compare  # here: scoring needs none of it (bench/cli.py)
+    from service.scoring.claims import compare  # here: scoring needs none of it (bench/cli.py)
 
     with stage("validate"):
         room, claim = load_verification(raw, catalogue)

@@ -1,4 +1,4 @@
-"""``maubinh``'s entry point: the command line (cli.py), started fast.
+"""``maubinh``'s entry point: the command line (service.cli), started fast.
 
 A command is a process, and its imports are most of a one-room ``maubinh score`` (bench/cli.py):
 the dataclasses they make take their generated methods' code from the install (dataclass_code.py).
@@ -6,7 +6,7 @@ the dataclasses they make take their generated methods' code from the install (d
 
 from __future__ import annotations
 
-from service.dataclass_code import kept
+from service.support.dataclass_code import kept
 
 
 def main() -> int:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from service.cards import CARD_TEXT, Card, format_cards
 from service.contract import Fault
-from service.hands import POSITIONS, HandTable, HandValue, Position
-from service.patterns import PATTERN_NAMES, Split
+from service.game.cards import CARD_TEXT, Card, format_cards
+from service.game.hands import POSITIONS, HandTable, HandValue, Position
+from service.game.patterns import PATTERN_NAMES, Split
 from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue

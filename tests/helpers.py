@@ -87,7 +87,7 @@ def non_fouling(cards: list[str], wheel: str = "second") -> str:
     """A legal 'back | middle | front' for 13 cards, found by brute force (tests only)."""
     import itertools
 
-    from service.hands import hand_table, parse_hand
+    from service.game.hands import hand_table, parse_hand
 
     table = hand_table(wheel)  # type: ignore[arg-type]
     for back in itertools.combinations(cards, 5):
@@ -106,8 +106,8 @@ def deal(seed: int, fixed: list[list[str] | None]) -> list[list[str]]:
     deck, re-dealing until no dealt seat qualifies for any 13-card instant win."""
     import random
 
-    from service.hands import hand_table, parse_hand
-    from service.patterns import CARD_PATTERNS, card_patterns
+    from service.game.hands import hand_table, parse_hand
+    from service.game.patterns import CARD_PATTERNS, card_patterns
 
     taken = {c for hand in fixed if hand for c in hand}
     rng = random.Random(seed)
@@ -142,8 +142,8 @@ def with_aces(seed: int, counts: list[int]) -> list[list[str]]:
             hand = pool[:count] + others[at : at + 13 - count]
             pool, at = pool[count:], at + 13 - count
             seats.append(hand)
-        from service.hands import hand_table, parse_hand
-        from service.patterns import CARD_PATTERNS, card_patterns
+        from service.game.hands import hand_table, parse_hand
+        from service.game.patterns import CARD_PATTERNS, card_patterns
 
         if not any(
             card_patterns(parse_hand(" ".join(h)), hand_table("second"), frozenset(CARD_PATTERNS)) for h in seats

@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from service.cards import DECK
 from service.contract import PlayerEntry, Room, Status
-from service.hands import HAND_IDS, POSITIONS
-from service.patterns import Pattern
+from service.game.cards import DECK
+from service.game.hand_strengths import HAND_IDS
+from service.game.hands import POSITIONS
+from service.game.patterns import Pattern
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 

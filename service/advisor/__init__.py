@@ -27,6 +27,9 @@ Method (docs/advisor.md):
 
 Limits: one opponent (heads-up); the field ignores which cards we hold; positions are treated as
 independent for scoops; aces (chi Át) are not weighed.
+
+May import: service.scoring (it asks the settlement, never restates it), service.contract, service.rulesets,
+service.game, service.support, service.texts; never the request layers, HTTP or signing.
 """
 
 from service.advisor.advise import Advice, advise, build_tables

@@ -17,10 +17,10 @@ from service.advisor.opponents import (
 )
 from service.advisor.search import Suggestion, best_distinct, pattern_holders
 from service.advisor.splits import evaluate_subsets, lookup, split_grid
-from service.cards import Card
 from service.contract import Opponents
-from service.hands import Wheel
-from service.patterns import Split, card_patterns
+from service.game.cards import Card
+from service.game.hand_strengths import Wheel
+from service.game.patterns import Split, card_patterns
 from service.rulesets import Ruleset
 from service.scoring import ruleset_arrangement_patterns
 

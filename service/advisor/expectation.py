@@ -11,7 +11,8 @@ import numpy as np
 
 from service.advisor.opponents import OpponentField
 from service.advisor.splits import COMBOS5, MIDDLES_PER_BACK, Floats, Ints, Subsets, grid, lookup, split_grid
-from service.hands import CATEGORY_UNIT, Category, HandInfo, Kind, Position, Wheel, hand_table
+from service.game.hand_strengths import CATEGORY_UNIT, Category, Kind, Wheel
+from service.game.hands import HandInfo, Position, hand_table
 from service.rulesets import Ruleset
 from service.scoring import chi_value, scoop_payment
 

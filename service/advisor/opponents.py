@@ -13,7 +13,8 @@ import numpy as np
 
 from service.advisor.splits import Floats, Ints
 from service.contract import Opponents
-from service.hands import POSITIONS, Position, Wheel
+from service.game.hand_strengths import Wheel
+from service.game.hands import POSITIONS, Position
 from service.rulesets import Ruleset
 
 

@@ -12,9 +12,10 @@ import numpy.typing as npt
 
 from service.advisor.expectation import SplitValues
 from service.advisor.splits import COMBOS5, Floats, Ints, Subsets, split_cards, splits
-from service.cards import Card
-from service.hands import CATEGORY_UNIT, POSITIONS, Position
-from service.patterns import ON_CHI, OnChi, Pattern
+from service.game.cards import Card
+from service.game.hand_strengths import CATEGORY_UNIT
+from service.game.hands import POSITIONS, Position
+from service.game.patterns import ON_CHI, OnChi, Pattern
 
 
 @dataclass(frozen=True)

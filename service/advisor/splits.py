@@ -10,8 +10,9 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from service.cards import Card
-from service.hands import Position, Wheel, hand_table
+from service.game.cards import Card
+from service.game.hand_strengths import Wheel
+from service.game.hands import Position, hand_table
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]

@@ -1,4 +1,8 @@
-"""The HTTP API: an application factory; views only translate between HTTP and the domain."""
+"""The HTTP API: an application factory; views only translate between HTTP and the domain.
+
+May import: service.trust, service.documents, service.serialize and every layer below them; never
+service.bulk, service.server or service.cli.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from flask import Flask
 from service.api import auth, batch_slots, connection, errors, language, logs, metrics, quotas, signatures, tracing
 from service.api.config import Settings, callers_of, signing_of
 from service.api.views import api
-from service.hands import hand_table
+from service.game.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError, catalogue_for
 

@@ -21,9 +21,9 @@ import yaml
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import Forbidden, Unauthorized
 
-from service.callers import ANONYMOUS, UNKNOWN, Caller, CallersSource
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text
+from service.trust.callers import ANONYMOUS, UNKNOWN, Caller, CallersSource
 
 SCHEME = "bearer"
 """RFC 9110 11.1: the scheme is case-insensitive."""

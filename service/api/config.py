@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from service.callers import CallersFileError, CallersSource
 from service.rulesets.catalogue import RULESETS_DIR_ENV
-from service.signing import Signer, SigningKeyError, load_key_set, load_private_key
 from service.texts import Text
+from service.trust.callers import CallersFileError, CallersSource
+from service.trust.signing import Signer, SigningKeyError, load_key_set, load_private_key
 
 PREFIX = "MAUBINH_"
 PLACEHOLDER_API_KEY = "REPLACE-ME"

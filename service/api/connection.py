@@ -1,6 +1,6 @@
 """The connection under a request: closing it after the answer, and what is left of a body nobody read.
 
-gunicorn's ``pre_request`` hook (service/gunicorn_config.py) hands over its request, whose
+gunicorn's ``pre_request`` hook (service/server/gunicorn_config.py) hands over its request, whose
 ``must_close`` makes the answer say ``Connection: close`` and the worker close it. A context variable
 holds it: each greenlet has its own, so concurrent requests never see each other's.
 
@@ -35,7 +35,7 @@ LINGER_SECONDS = 1.0
 LINGER_CHUNK = 64 * 1024
 TURN_SECONDS = 1e-6
 """How long a turn waits: any timer resumes the greenlet after the loop has polled and run what is
-ready, where ``sleep(0)`` resumes it first (service/gunicorn_config.py, ``pre_request``)."""
+ready, where ``sleep(0)`` resumes it first (service/server/gunicorn_config.py, ``pre_request``)."""
 
 
 def serving(request: Any) -> None:

@@ -16,7 +16,7 @@ from service.api.views import TooManyValues
 from service.contract import RoomRejected
 from service.documents import problem_for
 from service.serialize import dumps, problem_json
-from service.strict_json import BadDocument
+from service.support.strict_json import BadDocument
 from service.texts import Named, Text
 
 PROBLEM = "application/problem+json"

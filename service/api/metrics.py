@@ -27,11 +27,11 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from service import metrics_store, version
-from service.api import logs
+from service import version
+from service.api import logs, metrics_store
 from service.api.auth import caller_name
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
-from service.verify import AMOUNTS_ONLY
+from service.scoring.claims import AMOUNTS_ONLY
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Method labels: any other method a caller invents counts as ``other``."""
@@ -101,7 +101,7 @@ BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version"
 
 
 class _Unkept:
-    """A series the store has no room for: written to nowhere (service/metrics_store.py)."""
+    """A series the store has no room for: written to nowhere (service/api/metrics_store.py)."""
 
     def inc(self, amount: float = 1) -> None: ...
 
@@ -381,5 +381,5 @@ def worker_started() -> None:
 
 
 def worker_stopped(reason: str) -> None:
-    """A worker leaving (gunicorn's worker_exit), and why (service/gunicorn_config.py, ``stop_reason``)."""
+    """A worker leaving (gunicorn's worker_exit), and why (service/server/gunicorn_config.py, ``stop_reason``)."""
     _series(WORKER_STOPS, reason).inc()

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 from flask import Flask, Response, g
 from werkzeug.exceptions import TooManyRequests
 
-from service.callers import Caller
 from service.texts import Text
+from service.trust.callers import Caller
 
 if TYPE_CHECKING:
     from limits.storage import RedisStorage

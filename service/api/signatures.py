@@ -1,4 +1,4 @@
-"""Signed answers over HTTP (service/signing.py): with MAUBINH_SIGNING_KEY_FILE set, each answer of
+"""Signed answers over HTTP (service/trust/signing.py): with MAUBINH_SIGNING_KEY_FILE set, each answer of
 POST /v1/score, /v1/score/batch and /v1/verify that rules on rooms (200, and 422: a refusal of a room
 is a ruling an auditor may dispute too) carries Content-Digest, Signature-Input and Signature, and
 states each room's digest. Other refusals (400, 401, 403, 413, 429 …) are not signed: they rule on
@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from flask import Flask, Response, current_app, request
 
-from service.signing import Signer, room_digest
+from service.trust.signing import Signer, room_digest
 
 SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
 SIGNED_STATUSES: Final = frozenset({200, 422})

@@ -1,7 +1,7 @@
 """OpenTelemetry traces, off unless the standard variables turn them on (``OTEL_TRACES_EXPORTER=otlp``
 or ``console``; ``OTEL_SDK_DISABLED=true`` wins). Off, nothing of OpenTelemetry is imported and a
 stage costs a shared no-op. On, each request is a server span that continues the caller's W3C
-``traceparent``, with a child span per stage (service/traced_stages.py) and per room of a batch.
+``traceparent``, with a child span per stage (service/support/traced_stages.py) and per room of a batch.
 
 Safe under gunicorn's gevent workers:
 - the span processor (and its export thread) is made in each worker on first use, never in the
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, Response, g, request
 
-from service import traced_stages
 from service.api import logs
 from service.api.auth import caller_name
+from service.support import traced_stages
 from service.texts import Text
 
 if TYPE_CHECKING:

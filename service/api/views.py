@@ -33,7 +33,6 @@ from service.api.problem_pages import problem_page
 from service.api.quotas import take_rooms
 from service.api.rules_page import rules_page
 from service.api.signatures import bind_room, published_keys
-from service.callers import Caller
 from service.documents import (
     Operation,
     arrange_document,
@@ -43,12 +42,13 @@ from service.documents import (
     verify_document,
 )
 from service.problem_types import PROBLEM_TYPES
-from service.receipts import receipt_document
 from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps, dumps_results, ruleset_json, rulesets_json
-from service.strict_json import loads, most_values
+from service.support.strict_json import loads, most_values
+from service.support.traced_stages import stage
 from service.texts import LANGUAGES, Text, phrasebook
-from service.traced_stages import stage
+from service.trust.callers import Caller
+from service.trust.receipts import receipt_document
 
 api = Blueprint("api", __name__)
 

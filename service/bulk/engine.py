@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import orjson
 
-from service.cards import SPELLINGS
 from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
-from service.patterns import tally
+from service.game.cards import SPELLINGS
+from service.game.patterns import tally
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.scoring import settle_many

@@ -22,9 +22,9 @@ from service.bulk.workers import mapped
 from service.documents import OPERATIONS, answer, prepare
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue
 from service.rulesets.operator_folder import catalogue_for
+from service.scoring.claims import settles
 from service.serialize import dumps, problem_json
 from service.texts import Language, Text
-from service.verify import settles
 
 CHUNK = 256
 """Lines per message to a worker: large enough that pickling is a small share of the work."""

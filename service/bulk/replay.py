@@ -34,7 +34,7 @@ from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue
 from service.scoring.results import STEPS
 from service.serialize import problem_json
-from service.strict_json import BadDocument, loads
+from service.support.strict_json import BadDocument, loads
 from service.texts import Language, Text
 
 OUTCOMES = ("replayed", "disagrees", "refused", "not_replayable", "skipped")

@@ -15,7 +15,8 @@ from collections import Counter
 from typing import Any
 
 from service.bulk import VIEWER
-from service.bulk.audit_report import (
+from service.bulk.replay import LARGEST, OUTCOMES, Candidate, Chunk, Summary, candidate_request
+from service.bulk.report_page import (
     PAGE_HEAD,
     REFUSED_LISTED,
     STYLE,
@@ -29,10 +30,9 @@ from service.bulk.audit_report import (
     signed,
     viewer_link,
 )
-from service.bulk.replay import LARGEST, OUTCOMES, Candidate, Chunk, Summary, candidate_request
 from service.bulk.tables import decode_rows
+from service.scoring.claims import STEP_TEXTS
 from service.texts import Language
-from service.verify import STEP_TEXTS
 
 NOT_REPLAYED = {
     "disagrees": "replay.outcome_disagrees",

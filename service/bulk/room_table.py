@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from service.bulk.engine import LARGEST_STAKE, TWO_LETTER_CARDS, Reader, read_players
-from service.cards import CARD_TEXT
 from service.contract import MAX_EXACT_AMOUNT, STATUSES
+from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
-from service.strict_json import BadDocument, loads
+from service.support.strict_json import BadDocument, loads
 from service.texts import Text
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from service.bulk.tables import COLUMNS, Rows, round_id_of, tables_for
-from service.extras import SPARK, missing
+from service.support.extras import SPARK, missing
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from service.rulesets import RulesetError
         from service.rulesets.catalogue import RULESETS_DIR_ENV
         from service.rulesets.operator_folder import catalogue_for
-        from service.strict_json import BadDocument
+        from service.support.strict_json import BadDocument
 
         try:
             candidate = read_candidate(args.ruleset, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), args.only)

@@ -47,8 +47,8 @@ def _check_group(group: int) -> tuple[bytes, int, int, int]:
 
     from service.bulk.jsonl import answer_line, traced
     from service.documents import OPERATIONS
+    from service.scoring.claims import settles
     from service.serialize import dumps
-    from service.verify import settles
 
     assert _checking is not None
     out: list[bytes] = []

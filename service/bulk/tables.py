@@ -13,7 +13,7 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from service.hands import POSITIONS
+from service.game.hands import POSITIONS
 from service.texts import Language, localize
 
 if TYPE_CHECKING:

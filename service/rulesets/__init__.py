@@ -6,6 +6,9 @@ names exactly the rules that produced it. Built-in documents, operators' files a
 variants are all checked by :mod:`~service.rulesets.checks` and frozen by :mod:`~service.rulesets.build`
 (:mod:`~service.rulesets.model` is what they make); :mod:`service.rulesets.catalogue` finds and
 resolves them.
+
+May import: service.game (hand tables, patterns), service.support, service.texts, service.package_files;
+never the room, the settlement or anything above.
 """
 
 from service.rulesets.build import build_ruleset, canonical_json, digest_of

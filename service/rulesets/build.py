@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from service.hands import POSITIONS
-from service.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
+from service.game.hands import POSITIONS
+from service.game.patterns import ARRANGEMENT_PATTERNS, CARD_PATTERNS
 from service.rulesets.checks import check_document, with_defaults
 from service.rulesets.model import (
     AceBalance,

@@ -31,7 +31,7 @@ from service.rulesets import (
     with_defaults,
 )
 from service.rulesets.checks import unknown_deletions
-from service.suggest import near
+from service.support.suggest import near
 from service.texts import Text
 
 RULESETS_DIR_ENV = "MAUBINH_RULESETS_DIR"

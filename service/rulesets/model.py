@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from service.hands import HandTable, Wheel, hand_table
+from service.game.hand_strengths import Wheel
+from service.game.hands import HandTable, hand_table
 from service.texts import Text
 
 Path = tuple[str | int, ...]

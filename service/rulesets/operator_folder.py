@@ -23,7 +23,7 @@ from typing import Any
 
 from service.rulesets import Ruleset, RulesetError, RulesetFault
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
-from service.strict_json import BadDocument, loads
+from service.support.strict_json import BadDocument, loads
 from service.texts import Named, Text, os_error
 
 LOCK_FILE = "rulesets.lock"

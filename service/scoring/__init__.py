@@ -7,6 +7,9 @@ chi-by-chi comparison, decided once) → the stages, each a pure function of the
 that returns its ledger lines: instant wins → chi and bonuses → scoops → fouls → aces. A small
 :class:`Ledger` totals them. No stage reads another's state; every number comes from a ruleset
 field that the line names.
+
+May import: service.contract, service.rulesets, service.game, service.texts; no Flask, no marshmallow,
+no signing (import-linter holds it).
 """
 
 from __future__ import annotations
@@ -14,17 +17,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from service.contract import Room, Rooms
-from service.hands import POSITIONS
+from service.game.hands import POSITIONS
 from service.scoring.aces import ace_lines, ace_units
 from service.scoring.evaluation import (
     EvaluatedRoom,
     arrangement_foul,
-    chi_value,
     evaluate_many,
     evaluate_room,
     qualifying_patterns,
     ruleset_arrangement_patterns,
 )
+from service.scoring.pairs import chi_value
 from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
 from service.scoring.scoops import scoop_lines, scoop_payment, scoop_units
 from service.scoring.settlement import (

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from service.hands import HAND_IDS, POSITIONS
+from service.game.hand_strengths import HAND_IDS
+from service.game.hands import POSITIONS
 from service.rulesets import AceBalance, AceCollectors
-from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom, pair_indices
+from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
+from service.scoring.pairs import pair_indices
 from service.scoring.results import LedgerLine, PlayerResult
 from service.scoring.settlement import ledger_line, no_units
 from service.texts import Named

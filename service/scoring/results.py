@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from service.contract import Room, Status
-from service.hands import HandValue, Position
-from service.patterns import Split
+from service.game.hands import HandValue, Position
+from service.game.patterns import Split
 from service.texts import Message
 
 Step = Literal["instant_win", "chi", "bonus", "scoop", "foul", "ace"]

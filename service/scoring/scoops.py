@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from service.rulesets import Ruleset
-from service.scoring.evaluation import FIXED_FOUL, INSTANT_WIN, EvaluatedMany, EvaluatedRoom, Pair
+from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
+from service.scoring.pairs import FIXED_FOUL, INSTANT_WIN, Pair
 from service.scoring.results import LedgerLine
 from service.scoring.settlement import ledger_line, no_units, pay, with_knobs
 from service.texts import Named, phrasebook

@@ -8,11 +8,13 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
-from service.hand_words import deciding_rank, said
-from service.hands import HAND_NAMES, POSITIONS, Position
-from service.patterns import PATTERN_NAMES
+from service.game.hand_strengths import HAND_NAMES
+from service.game.hand_words import deciding_rank, said
+from service.game.hands import POSITIONS, Position
+from service.game.patterns import PATTERN_NAMES
 from service.rulesets import Ruleset
-from service.scoring.evaluation import FIXED_FOUL, FOUL, EvaluatedMany, EvaluatedRoom, Pair
+from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
+from service.scoring.pairs import FIXED_FOUL, FOUL, Pair
 from service.scoring.results import InstantWin, LedgerLine, Step
 from service.texts import KeyedName, Message, Named, phrasebook
 

@@ -6,6 +6,8 @@ A :class:`Text` *is* its English rendering (a ``str``) that keeps its key and fi
 and verify's explanations. A ledger line's explanation, built on the hot path, is a
 :class:`Message` that the serializer renders once, in the language asked. Machine fields (codes,
 steps, rules, pointers) are plain strings and never change with the language.
+
+May import: service.package_files alone: every layer says its words through it.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from service.contract import Fault, RoomRejected, escape, unescape
-from service.hands import POSITIONS
+from service.game.hands import POSITIONS
 from service.rulesets import Path
-from service.suggest import near
+from service.support.suggest import near
 from service.texts import Text, phrasebook
 from service.validation.fields import SELF
 from service.validation.schemas import FIELDS_AT, INDEX

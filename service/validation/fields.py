@@ -11,8 +11,8 @@ from typing import Any, cast
 
 from marshmallow import ValidationError, fields, types
 
-from service.cards import SPELLINGS, Card, CardError, parse_card
 from service.contract import MAX_EXACT_AMOUNT
+from service.game.cards import SPELLINGS, Card, CardError, parse_card
 from service.texts import Text
 
 MAX_STAKE = 10**12

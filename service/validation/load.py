@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from marshmallow import Schema, ValidationError
 
-from service.cards import Card
 from service.contract import Fault, Opponents, PlayerEntry, Room, RoomRejected
-from service.hands import POSITIONS, Position
+from service.game.cards import Card
+from service.game.hands import POSITIONS, Position
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.texts import Text
@@ -21,7 +21,7 @@ from service.validation.room_rules import duplicate_faults, resolve_ruleset, roo
 from service.validation.schemas import ARRANGE_SCHEMA, ARRANGEMENT_SCHEMA, BATCH_SCHEMA, ROOM_SCHEMA, VERIFY_SCHEMA
 
 if TYPE_CHECKING:
-    from service.verify import Claim
+    from service.scoring.claims import Claim
 
 
 def _load(schema: Schema, raw: Any) -> tuple[dict[str, Any], Any]:
@@ -120,7 +120,7 @@ def load_batch(raw: Any, max_rooms: int) -> list[Any]:
 
 def load_verification(raw: Any, catalogue: Catalogue | None = None) -> tuple[Room, Claim]:
     """Validate a ``POST /v1/verify`` body: a room (as for /v1/score) and what was claimed for it."""
-    from service.verify import Claim, ClaimedLine, claim_faults  # here: scoring needs none of it (bench/cli.py)
+    from service.scoring.claims import Claim, ClaimedLine, claim_faults  # here: scoring needs none of it (bench/cli.py)
 
     room, data = _load_room(raw, catalogue, VERIFY_SCHEMA, claim_faults)
     claimed = data["claimed"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from service.cards import SPELLINGS, Card
 from service.contract import STATUSES, Fault
-from service.hands import POSITIONS
+from service.game.cards import SPELLINGS, Card
+from service.game.hands import POSITIONS
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text

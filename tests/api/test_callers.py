@@ -14,10 +14,10 @@ import pytest
 from flask import Flask
 from helpers import CLUB, CLUB_E1, golden_cases, ruleset_folder
 
-from service import callers
 from service.api import create_app
 from service.api.config import SettingError, Settings, callers_of
 from service.cli import main
+from service.trust import callers
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 SAIGON = {"base": "maubinh-2020@2", "patch": {"id": "club-saigon", "title": "CLB 2", "scoop": {"multiplier": 4}}}
@@ -220,7 +220,7 @@ def test_a_bad_callers_file_at_start_refuses_to_start(tmp_path: Path) -> None:
 
 
 def reread(app: Flask) -> None:
-    """What each worker does every second (service/gunicorn_config.py), without the wait."""
+    """What each worker does every second (service/server/gunicorn_config.py), without the wait."""
     source = app.extensions["maubinh.callers"]
     source.current(max(time.monotonic(), source._checked + source.CHECK_SECONDS))
 

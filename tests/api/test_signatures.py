@@ -1,4 +1,4 @@
-"""Signed answers and receipts (service/signing.py, service/receipts.py), in process; the interop check
+"""Signed answers and receipts (service/trust/signing.py, service/trust/receipts.py), in process; the interop check
 with an independent verifier is tests/system/test_receipts_interop.py."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from flask.testing import FlaskClient
 from helpers import golden_cases
 
-from service import receipts
 from service.api import create_app
 from service.rulesets.catalogue import builtin_catalogue
+from service.trust import receipts
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 

@@ -230,7 +230,7 @@ def test_scoring_imports_neither_numpy_nor_the_advisor(tmp_path: Path) -> None:
         "import sys\n"
         "from service.cli import main\n"
         f"assert main(['score', {str(path)!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0\n"
-        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.verify') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.scoring.claims') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -16,9 +16,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from service import callers
 from service.api import metrics
 from service.api.config import Settings
+from service.trust import callers
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -100,7 +100,7 @@ def test_the_wheel_carries_the_package_data() -> None:
         "service/rulesets/schema.json",
         "service/rulesets/builtin/maubinh-chi-at/1.json",
         "service/rulesets/builtin/maubinh-chi-at/2.json",
-        "service/gunicorn_config.py",
+        "service/server/gunicorn_config.py",
     ):
         assert expected in names
     assert zipfile.ZipFile(wheel).read("service/openapi.yaml") == (ROOT / "openapi.yaml").read_bytes()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import CLUB, golden_cases
 
-from service import receipts
 from service.api import create_app
+from service.trust import receipts
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [

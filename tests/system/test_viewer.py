@@ -449,7 +449,7 @@ def test_the_audit_report_counts_charts_and_links_into_verify_mode(browser: Brow
 
 def signed_receipt(base: str, room: dict[str, Any]) -> dict[str, Any]:
     """A receipt of scoring ``room``, made from the answer as the service sent it."""
-    from service.receipts import from_exchange
+    from service.trust.receipts import from_exchange
 
     body = json.dumps(room).encode()
     sent = urllib.request.Request(base + "/v1/score", data=body, headers={"Content-Type": "application/json"})

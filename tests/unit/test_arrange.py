@@ -16,11 +16,12 @@ from service.advisor.expectation import SplitValues, expected_units
 from service.advisor.opponents import OpponentField, opponents_field, weak_field
 from service.advisor.search import best_distinct, pattern_holders
 from service.advisor.splits import COMBOS3, COMBOS5, evaluate_subsets, legal_splits, lexicographic, split_cards, splits
-from service.cards import Card, parse_card
 from service.contract import RoomRejected
 from service.documents import arrange_document, evaluate_document, score_document
-from service.hands import CATEGORY_UNIT, POSITIONS, hand_table
-from service.patterns import ON_CHI
+from service.game.cards import Card, parse_card
+from service.game.hand_strengths import CATEGORY_UNIT
+from service.game.hands import POSITIONS, hand_table
+from service.game.patterns import ON_CHI
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
@@ -253,7 +254,7 @@ def test_the_strong_field_holds_stronger_fronts_than_leftovers(ruleset: str) -> 
     """The point of the self-consistent field: opponents who arrange well keep pairs in front (the
     lexicographic field's fronts are mostly leftovers, high card)."""
     from service.advisor.opponents import field_table
-    from service.hands import CATEGORY_UNIT
+    from service.game.hand_strengths import CATEGORY_UNIT
 
     def pair_or_better_in_front(name: str) -> float:
         the_field = field_table(name)

@@ -20,7 +20,7 @@ from service.documents import OPERATIONS, answer
 from service.rulesets import Ruleset
 from service.rulesets.operator_folder import catalogue_for
 from service.scoring import score, settle_many
-from service.verify import settles
+from service.scoring.claims import settles
 
 ROOMS = int(os.environ.get("MAUBINH_DIFFERENTIAL_ROOMS", "100000"))
 RULESETS = 200

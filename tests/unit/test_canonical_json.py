@@ -1,4 +1,4 @@
-"""The room digest's canonical JSON (service/canonical_json.py) is RFC 8785's, byte for byte: held
+"""The room digest's canonical JSON (service/trust/canonical_json.py) is RFC 8785's, byte for byte: held
 against rfc8785, the full implementation, on documents of every JSON type and awkward strings."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.canonical_json import SAFE_INTEGER, canonical
+from service.trust.canonical_json import SAFE_INTEGER, canonical
 
 TEXT = st.text(
     st.characters(blacklist_categories=("Cs",))  # no lone surrogate: the strict reader refuses one

@@ -1,6 +1,6 @@
 import pytest
 
-from service.cards import DECK, CardError, format_cards, parse_card
+from service.game.cards import DECK, CardError, format_cards, parse_card
 
 
 @pytest.mark.parametrize(

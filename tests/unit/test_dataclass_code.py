@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from service.dataclass_code import kept
+from service.support.dataclass_code import kept
 
 
 @pytest.fixture(autouse=True)

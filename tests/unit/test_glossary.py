@@ -69,7 +69,7 @@ def read_texts(language: str) -> dict[str, str]:
     """Every text a person reads in ``language``: the phrasebook (faults, ledger, viewer, report, problem
     pages), the viewer's example rooms' names, the words the pipeline names hands and patterns by, and,
     in Vietnamese, every Vietnamese string of the service's modules."""
-    from service.patterns import PATTERN_NAMES
+    from service.game.patterns import PATTERN_NAMES
 
     texts = dict(phrasebook(language))
     examples = json.loads((SERVICE / "static" / "examples.json").read_text("utf-8"))
@@ -85,7 +85,13 @@ def read_texts(language: str) -> dict[str, str]:
 def test_the_modules_read_are_found_not_listed() -> None:
     """Before: a hand-kept list left out hand_words.py, strict_json.py, cards.py and rulesets/checks.py."""
     modules = {where.split(":")[0] for where in vietnamese_in_modules()}
-    assert {"hand_words.py", "strict_json.py", "cards.py", "rulesets/checks.py", "verify.py"} <= modules
+    assert {
+        "game/hand_words.py",
+        "support/strict_json.py",
+        "game/cards.py",
+        "rulesets/checks.py",
+        "scoring/claims.py",
+    } <= modules
 
 
 def test_the_rule_out_check_catches_what_the_review_found() -> None:

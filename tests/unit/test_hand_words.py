@@ -16,9 +16,10 @@ import pytest
 
 from service.contract import RoomRejected
 from service.documents import score_document
-from service.hand_words import spoken
-from service.hands import HAND_NAMES, Wheel, hand_table, parse_hand
-from service.patterns import PATTERN_NAMES
+from service.game.hand_strengths import HAND_NAMES, Wheel
+from service.game.hand_words import spoken
+from service.game.hands import hand_table, parse_hand
+from service.game.patterns import PATTERN_NAMES
 from service.serialize import dumps
 
 GOLDEN = Path(__file__).parents[1] / "golden"

@@ -3,7 +3,8 @@ import random
 
 import pytest
 
-from service.hands import Category, Kind, hand_table, parse_hand
+from service.game.hand_strengths import Category, Kind
+from service.game.hands import hand_table, parse_hand
 
 SECOND = hand_table("second")
 LOWEST = hand_table("lowest")
@@ -153,7 +154,12 @@ def test_the_shipped_strengths_are_a_fresh_build_s() -> None:
     import importlib.util
     from pathlib import Path
 
-    from service.hands import STRENGTHS_FILE, build_wheel_free_strengths, strengths_read, strengths_written
+    from service.game.hand_strengths import (
+        STRENGTHS_FILE,
+        build_wheel_free_strengths,
+        strengths_read,
+        strengths_written,
+    )
 
     root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location("build_hand_strengths", root / "scripts" / "build_hand_strengths.py")

@@ -3,8 +3,8 @@
 import pytest
 from helpers import lines, non_fouling, room, scored, seat, units
 
-from service.hands import hand_table, parse_hand
-from service.patterns import CARD_PATTERNS, card_patterns, three_flushes_split, three_straights_split
+from service.game.hands import hand_table, parse_hand
+from service.game.patterns import CARD_PATTERNS, card_patterns, three_flushes_split, three_straights_split
 
 PATTERN_CARDS = {
     "dragon_flush": "2S 3S 4S 5S 6S 7S 8S 9S TS JS QS KS AS",
@@ -264,7 +264,7 @@ def test_every_pattern_is_listed_once_and_every_list_agrees() -> None:
 
     import yaml
 
-    from service.patterns import ARRANGEMENT_PATTERNS, ON_CHI, PATTERN_NAMES, Pattern
+    from service.game.patterns import ARRANGEMENT_PATTERNS, ON_CHI, PATTERN_NAMES, Pattern
 
     root = Path(__file__).resolve().parents[2]
     schema = json.loads((root / "service" / "rulesets" / "schema.json").read_text("utf-8"))

@@ -9,8 +9,8 @@ from helpers import DECK_TEXT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.cards import parse_card
 from service.documents import score_document
+from service.game.cards import parse_card
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring import qualifying_patterns
 from service.serialize import dumps

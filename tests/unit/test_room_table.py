@@ -17,7 +17,7 @@ from service.bulk import jsonl, room_table, table_engine, table_runs
 from service.cli import main
 from service.documents import OPERATIONS, answer
 from service.rulesets.operator_folder import catalogue_for
-from service.verify import settles
+from service.scoring.claims import settles
 
 
 def table_of(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[Path, room_table.Converted]:

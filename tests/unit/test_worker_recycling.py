@@ -21,8 +21,8 @@ def _as_gunicorn(hook: Any, *args: Any) -> None:
 @pytest.fixture
 def config(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)  # importing it empties that folder
-    sys.modules.pop("service.gunicorn_config", None)
-    return importlib.import_module("service.gunicorn_config")
+    sys.modules.pop("service.server.gunicorn_config", None)
+    return importlib.import_module("service.server.gunicorn_config")
 
 
 def limit(config: ModuleType, age: int, workers: int = 2, max_requests: int = 20000, drawn: int = 21000) -> int:

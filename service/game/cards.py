@@ -10,7 +10,7 @@ Card('TH')
 >>> parse_card("1S")
 Traceback (most recent call last):
 ...
-service.cards.CardError: '1S': unknown rank '1' (use 2-9, T or 10, J, Q, K, A)
+service.game.cards.CardError: '1S': unknown rank '1' (use 2-9, T or 10, J, Q, K, A)
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from service.cards import ACE
-from service.hands import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel, category_of
+from service.game.cards import ACE
+from service.game.hand_strengths import BASE, CATEGORY_UNIT, DIGITS, STRAIGHT_ORDERS, WHEEL_RANKS, Category, Wheel
+from service.game.hands import category_of
 from service.texts import Named
 
 RANK_LETTERS: Final = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A")

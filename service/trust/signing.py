@@ -21,8 +21,8 @@ from typing import Any, Final
 
 from nacl.bindings import crypto_sign
 
-from service.canonical_json import canonical
 from service.texts import Text
+from service.trust.canonical_json import canonical
 
 COVERED: Final = ("@status", "content-type", "content-digest")
 """What a signature covers: the status, the body's type and its digest (so the body itself)."""

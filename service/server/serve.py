@@ -8,7 +8,7 @@ import tempfile
 
 from service.texts import Language, Text
 
-DEFAULT_CONFIG = "python:service.gunicorn_config"
+DEFAULT_CONFIG = "python:service.server.gunicorn_config"
 
 
 def serve(host: str | None, port: int | None, language: Language = "en") -> int:
@@ -16,14 +16,14 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     are known to be usable. A bad file in the operator's ruleset folder does not stop the start: the
     service starts unready and its log names the file (create_app), so that a rollout stops and an
     alert fires."""
-    from service import metrics_store
+    from service.api import metrics_store
 
     # This process writes no metrics: prometheus-client, imported below, must not open the store (a full
-    # one kills it); gunicorn's configuration prepares it for the workers (service/metrics_store.py).
+    # one kills it); gunicorn's configuration prepares it for the workers (service/api/metrics_store.py).
     store = os.environ.pop(metrics_store.ENV, None) or tempfile.mkdtemp(prefix="maubinh-metrics-")
     from service.api.config import SettingError, Settings, callers_of, signing_of
     from service.api.tracing import TracingSettingError, enabled
-    from service.extras import OTEL, missing
+    from service.support.extras import OTEL, missing
 
     def refuse(reason: object) -> int:
         print(f"maubinh serve: {Text('cli.not_starting', reason=reason).render(language)}", file=sys.stderr)

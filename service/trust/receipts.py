@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from service.signing import Unverified, room_digest, verify
 from service.texts import Language, Text
+from service.trust.signing import Unverified, room_digest, verify
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
 CHECK_NAMES: Final = {
@@ -153,7 +153,7 @@ def check(
         key_id = verify(status, headers, body, jwks)
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
-    from service.strict_json import BadDocument, loads
+    from service.support.strict_json import BadDocument, loads
 
     try:
         request, answer = loads(request_body), loads(answer_body)

@@ -84,7 +84,7 @@ def _write(document: Any, out: list[str]) -> None:
 
 
 def canonical(document: Any) -> bytes:
-    """``document``'s RFC 8785 form, UTF-8. The document is one :func:`service.strict_json.loads`
+    """``document``'s RFC 8785 form, UTF-8. The document is one :func:`service.support.strict_json.loads`
     read: no NaN, no infinity, no lone surrogate."""
     out: list[str] = []
     _write(document, out)

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from service.cards import DECK, RED_SUITS, Card
-from service.hands import POSITIONS, RANK_KEY, STRAIGHT_ORDERS, Category, HandTable, HandValue, Position, rank_key
+from service.game.cards import DECK, RED_SUITS, Card
+from service.game.hand_strengths import RANK_KEY, STRAIGHT_ORDERS, Category, rank_key
+from service.game.hands import POSITIONS, HandTable, HandValue, Position
 
 if TYPE_CHECKING:
     import numpy as np

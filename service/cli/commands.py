@@ -1,0 +1,82 @@
+"""The parser of every command, made for the one named, and the dispatch to its module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from service.cli import keys, operations, receipts, replay, rulesets
+from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
+from service.documents import OPERATIONS
+from service.rulesets.operator_folder import OperatorFileError
+from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
+
+
+def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
+    serve.add_argument("--host", default=None, help=helped("cli.help_host"))
+    serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
+    serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
+
+
+def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.ArgumentParser, Helped, Language], None]]]:
+    """Each command, in the order ``maubinh --help`` lists them: its help and what adds its arguments."""
+    each_operation = {
+        name: (helped("cli.help_operation", name=name), operations.operation_arguments(name))
+        for name in sorted(OPERATIONS)
+    }
+    return {
+        **each_operation,
+        "rooms": (helped("cli.help_rooms"), operations.rooms_arguments),
+        "replay": (helped("cli.help_replay"), replay.arguments),
+        "rulesets": (helped("cli.help_rulesets"), rulesets.arguments),
+        "keys": (helped("cli.help_keys"), keys.arguments),
+        "receipts": (helped("cli.help_receipts"), receipts.arguments),
+        "serve": (helped("cli.help_serve"), _serve_arguments),
+    }
+
+
+def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) -> Parser:
+    """The commands, their help in ``language``, and their usage errors too. When ``words`` begin with
+    a command, only its parser is made, and argparse's usage lists the others through the metavar: each
+    command's parser and arguments were a start-up cost (bench/cli.py)."""
+
+    def helped(key: str, **fields: Any) -> str:
+        return Text(key, **fields).render(language)
+
+    Parser.language = language
+    parser = Parser(prog="maubinh", description=helped("cli.help_maubinh"))
+    commands = _commands(helped)
+    named = words[0] if words and words[0] in commands else None
+    listed = "{" + ",".join(commands) + "}" if named else None
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar=listed)
+    for name, (help_text, add_arguments) in commands.items():
+        if named in (None, name):
+            add_arguments(subparsers.add_parser(name, help=help_text), helped, language)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(chosen_language(words), words).parse_args(words)
+    if args.command == "serve":
+        from service.server.serve import serve
+
+        return serve(args.host, args.port, args.lang)
+    if args.command == "receipts":
+        return receipts.run(args, receipts.catalogue_for_receipts())
+    if args.command == "keys":
+        return keys.run(args)
+    try:
+        catalogue = service_catalogue()
+    except OperatorFileError as error:
+        print(f"maubinh: {Text('cli.bad_rulesets_dir', faults=error.said()).render(args.lang)}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "rulesets":
+        return rulesets.run(args.words, catalogue, args.lang)
+    if args.command == "replay":
+        return replay.run(args, catalogue)
+    if args.command == "rooms":
+        return operations.run_rooms(args, catalogue)
+    return operations.run_operation(args.command, args, catalogue)

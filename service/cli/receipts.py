@@ -1,0 +1,94 @@
+"""``maubinh receipts``: ``verify`` a saved answer offline, ``make`` one from a request and an answer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say, service_catalogue
+from service.rulesets.catalogue import Catalogue, builtin_catalogue
+from service.rulesets.operator_folder import OperatorFileError
+from service.texts import Language, Text, os_error
+
+
+def catalogue_for_receipts() -> Catalogue:
+    """The rulesets a receipt is re-scored under: the built-ins and MAUBINH_RULESETS_DIR's, if set."""
+    try:
+        return service_catalogue()
+    except OperatorFileError:
+        return builtin_catalogue()
+
+
+def _read_keys(where: str) -> Any:
+    """A JWK Set from a file, or from the service's URL (its /.well-known/jwks.json)."""
+    from service.support.strict_json import loads
+
+    if where.startswith(("http://", "https://")):
+        import urllib.request
+
+        url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            return loads(answer.read(1024 * 1024))
+    with open(where, "rb") as file:
+        return loads(file.read(1024 * 1024))
+
+
+def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
+    ``receipts make``: a receipt on stdout."""
+    from service.support.strict_json import BadDocument, loads
+    from service.trust import receipts
+
+    language: Language = args.lang
+    command = f"receipts {args.receipts_command}"
+    if args.receipts_command == "make":
+        try:
+            with open(args.request, "rb") as request, open(args.answer, "rb") as answer:
+                made = receipts.from_exchange("POST", args.path, request.read(), answer.read())
+        except OSError as error:
+            say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
+            return EXIT_USAGE
+        except UnicodeDecodeError as error:
+            say(command, "receipts.fault", language, check=Text(receipts.CHECK_NAMES["shape"]),
+                why=Text("bad_json.not_utf8", byte=error.start))  # fmt: skip
+            return EXIT_REJECTED
+        except receipts.ReceiptFault as fault:
+            print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
+            return EXIT_REJECTED
+        print(json.dumps(made, ensure_ascii=False, indent=1))
+        return 0
+    try:
+        keys = _read_keys(args.keys)
+        with open(args.file, "rb") as file:
+            receipt = loads(file.read(64 * 1024 * 1024))
+    except OSError as error:
+        where = getattr(error, "filename", None) or args.keys
+        say(command, "cli.cannot_open", language, file=where, error=os_error(error))
+        return EXIT_REJECTED
+    except BadDocument as error:
+        say(command, "receipts.unreadable", language, error=error.args[0])
+        return EXIT_REJECTED
+    try:
+        checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
+    except receipts.ReceiptFault as fault:
+        print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
+        return EXIT_REJECTED
+    key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
+    print(Text(key, key_id=checked.key_id).render(language))
+    return 0
+
+
+def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
+    language_option(receipts, language)
+    receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
+    verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
+    verify_receipt.add_argument("file", help=helped("cli.help_receipts_file"))
+    verify_receipt.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    language_option(verify_receipt, language)
+    make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
+    make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))
+    make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
+    make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
+    language_option(make_receipt, language)
