@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any
 
-from service.cli import keys, operations, receipts, replay, rulesets
+from service.cli import operations
 from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
 from service.documents import OPERATIONS
 from service.rulesets.operator_folder import OperatorFileError
@@ -20,7 +21,20 @@ def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: L
     serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
 
 
-def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.ArgumentParser, Helped, Language], None]]]:
+AddArguments = Callable[[argparse.ArgumentParser, Helped, Language], None]
+
+
+def _arguments_in(module: str) -> AddArguments:
+    """The ``arguments`` of a command group's module, imported only when its parser is made: a one-room
+    ``maubinh score`` imports none of the other groups (bench/cli.py)."""
+
+    def add(parser: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
+        import_module(f"service.cli.{module}").arguments(parser, helped, language)
+
+    return add
+
+
+def _commands(helped: Helped) -> dict[str, tuple[str, AddArguments]]:
     """Each command, in the order ``maubinh --help`` lists them: its help and what adds its arguments."""
     each_operation = {
         name: (helped("cli.help_operation", name=name), operations.operation_arguments(name))
@@ -29,10 +43,10 @@ def _commands(helped: Helped) -> dict[str, tuple[str, Callable[[argparse.Argumen
     return {
         **each_operation,
         "rooms": (helped("cli.help_rooms"), operations.rooms_arguments),
-        "replay": (helped("cli.help_replay"), replay.arguments),
-        "rulesets": (helped("cli.help_rulesets"), rulesets.arguments),
-        "keys": (helped("cli.help_keys"), keys.arguments),
-        "receipts": (helped("cli.help_receipts"), receipts.arguments),
+        "replay": (helped("cli.help_replay"), _arguments_in("replay")),
+        "rulesets": (helped("cli.help_rulesets"), _arguments_in("rulesets")),
+        "keys": (helped("cli.help_keys"), _arguments_in("keys")),
+        "receipts": (helped("cli.help_receipts"), _arguments_in("receipts")),
         "serve": (helped("cli.help_serve"), _serve_arguments),
     }
 
@@ -65,8 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return serve(args.host, args.port, args.lang)
     if args.command == "receipts":
+        from service.cli import receipts
+
         return receipts.run(args, receipts.catalogue_for_receipts())
     if args.command == "keys":
+        from service.cli import keys
+
         return keys.run(args)
     try:
         catalogue = service_catalogue()
@@ -74,8 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"maubinh: {Text('cli.bad_rulesets_dir', faults=error.said()).render(args.lang)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "rulesets":
+        from service.cli import rulesets
+
         return rulesets.run(args.words, catalogue, args.lang)
     if args.command == "replay":
+        from service.cli import replay
+
         return replay.run(args, catalogue)
     if args.command == "rooms":
         return operations.run_rooms(args, catalogue)
