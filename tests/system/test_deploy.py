@@ -105,8 +105,13 @@ def test_the_wheel_carries_the_package_data() -> None:
         assert expected in names
     assert zipfile.ZipFile(wheel).read("service/openapi.yaml") == (ROOT / "openapi.yaml").read_bytes()
     compiled = {n.split(".")[0] for n in names if n.endswith(".so")}
-    scoring = {f"service/scoring/{m}" for m in ("__init__", "results", "evaluation", "settlement", "scoops", "aces")}
-    assert scoring | {"service/serialize", "service/hands", "service/patterns"} <= compiled  # mypyc (setup.py)
+    scoring = {
+        f"service/scoring/{m}" for m in ("__init__", "results", "evaluation", "pairs", "settlement", "scoops", "aces")
+    }
+    assert (
+        scoring | {"service/serialize", "service/game/hands", "service/game/hand_strengths", "service/game/patterns"}
+        <= compiled
+    )  # mypyc (setup.py)
 
 
 KINDS = ["Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Service"]
