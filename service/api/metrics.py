@@ -28,10 +28,11 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from service import version
-from service.api import logs, metrics_store
+from service.api import logs
 from service.api.auth import caller_name
 from service.rulesets.catalogue import CUSTOM_SUFFIX, builtin_catalogue
 from service.scoring.claims import AMOUNTS_ONLY
+from service.support import metrics_store
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """Method labels: any other method a caller invents counts as ``other``."""
@@ -101,7 +102,7 @@ BUILD = Gauge("maubinh_build_info", "Version of the running service", ["version"
 
 
 class _Unkept:
-    """A series the store has no room for: written to nowhere (service/api/metrics_store.py)."""
+    """A series the store has no room for: written to nowhere (service/support/metrics_store.py)."""
 
     def inc(self, amount: float = 1) -> None: ...
 

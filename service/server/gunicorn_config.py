@@ -60,8 +60,8 @@ control_socket_disable = True
 
 def _metrics_store() -> None:
     """The metrics directory ready before the app is preloaded (prometheus-client reads the setting as it
-    is imported), or dropped in one line: the workers then count alone (service/api/metrics_store.py)."""
-    from service.api import metrics_store
+    is imported), or dropped in one line: the workers then count alone (service/support/metrics_store.py)."""
+    from service.support import metrics_store
 
     if (fault := metrics_store.prepare()) is not None:
         print(f"maubinh: metrics degraded, each worker counts alone: {fault}", file=sys.stderr)
@@ -115,14 +115,15 @@ def _leave_when_told(worker: Any) -> None:
 
 def post_fork(server: Any, worker: Any) -> None:
     """A stop signal before the worker's own handlers stops it. A new worker opens its files in the
-    metrics store, or finds it unusable (service/api/metrics_store.py). The first workers recycle at evenly
+    metrics store, or finds it unusable (service/support/metrics_store.py). The first workers recycle at evenly
     spaced fractions of max_requests (the k-th of n at k/n, jitter included), their successors at the
     whole: sharing the load evenly, they would reach it within a second of each other, and a recycled
     worker is replaced only a second or two later (gevent's worker notices once a second, drains in
     one-second steps, and the master forks after it exits), so with every worker leaving at once each
     connection waited (the tails' second cause)."""
     _leave_when_told(worker)
-    from service.api import metrics, metrics_store
+    from service.api import metrics
+    from service.support import metrics_store
 
     metrics_store.forked()
     metrics.adopt_store()
@@ -133,8 +134,8 @@ def post_fork(server: Any, worker: Any) -> None:
 def when_ready(server: Any) -> None:
     """The start log says whether /v1 needs a key. The master's own per-process gauges (made as the app
     was preloaded) are no worker's: gone."""
-    from service.api import metrics_store
     from service.api.config import Settings, key_requirement, signing_state
+    from service.support import metrics_store
 
     settings = Settings.from_env()
     server.log.info(key_requirement(settings))
@@ -236,6 +237,6 @@ def post_request(worker: Any, request: Any, environ: dict[str, Any], response: A
 def child_exit(server: Any, worker: Any) -> None:
     """A worker left: its live gauges go with it (prometheus-client multiprocess mode); a fault there is
     logged, never raised into gunicorn's main loop."""
-    from service.api import metrics_store
+    from service.support import metrics_store
 
     metrics_store.mark_dead(worker.pid)

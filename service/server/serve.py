@@ -16,10 +16,10 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     are known to be usable. A bad file in the operator's ruleset folder does not stop the start: the
     service starts unready and its log names the file (create_app), so that a rollout stops and an
     alert fires."""
-    from service.api import metrics_store
+    from service.support import metrics_store
 
     # This process writes no metrics: prometheus-client, imported below, must not open the store (a full
-    # one kills it); gunicorn's configuration prepares it for the workers (service/api/metrics_store.py).
+    # one kills it); gunicorn's configuration prepares it for the workers (service/support/metrics_store.py).
     store = os.environ.pop(metrics_store.ENV, None) or tempfile.mkdtemp(prefix="maubinh-metrics-")
     from service.api.config import SettingError, Settings, callers_of, signing_of
     from service.api.tracing import TracingSettingError, enabled

@@ -1,5 +1,5 @@
 """The metrics directory's faults stay local: full, unwritable or missing, a real `maubinh serve` keeps
-scoring, its metrics degrade and say so, and the master never dies of it (service/api/metrics_store.py).
+scoring, its metrics degrade and say so, and the master never dies of it (service/support/metrics_store.py).
 
 A small tmpfs is mounted for the full and the read-only cases, so these tests run as root, as CI does;
 elsewhere they fail unless MAUBINH_REQUIRE_ROOT=0 lets them skip.
