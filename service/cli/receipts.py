@@ -70,6 +70,8 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     except BadDocument as error:
         say(command, "receipts.unreadable", language, error=error.args[0])
         return EXIT_REJECTED
+    for skipped in receipts.skipped_keys(keys):
+        print(f"maubinh {command}: {skipped.render(language)}", file=sys.stderr)
     try:
         checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
     except receipts.ReceiptFault as fault:

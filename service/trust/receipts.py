@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.texts import Language, Text
-from service.trust.signing import Unverified, room_digest, verify
+from service.trust.signing import KeySet, Unverified, room_digest, verify
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
 CHECK_NAMES: Final = {
@@ -134,6 +134,15 @@ def read_shape(
         raise ReceiptFault("shape", Text("receipts.why_not_post"), "/request/method", "not_one_of")
     lowered = {str(name).lower(): str(value) for name, value in headers.items()}
     return path, request_body, answer_body, status, lowered
+
+
+def skipped_keys(jwks: Any) -> tuple[Text, ...]:
+    """A warning for each key of ``jwks`` a receipt is not checked with (not Ed25519, malformed, or a
+    ``kid`` that is not its thumbprint): the others are used all the same."""
+    try:
+        return KeySet.read(jwks).skipped
+    except Unverified:
+        return ()
 
 
 def check(

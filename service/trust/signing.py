@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -40,11 +40,17 @@ def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+def thumbprint(crv: str, kty: str, x: str) -> str:
+    """An OKP key's RFC 7638 thumbprint: the SHA-256 of its required members (RFC 8037 §2: crv, kty
+    and x), in that order, as JSON without whitespace, in base64url without padding."""
+    members = json.dumps({"crv": crv, "kty": kty, "x": x}, separators=(",", ":"), ensure_ascii=False)
+    return _b64url(hashlib.sha256(members.encode()).digest())
+
+
 def public_jwk(public_bytes: bytes) -> dict[str, str]:
     """An Ed25519 public key as a JWK (RFC 8037), its ``kid`` the RFC 7638 thumbprint."""
     members = {"crv": "Ed25519", "kty": "OKP", "x": _b64url(public_bytes)}
-    thumbprint = _b64url(hashlib.sha256(json.dumps(members, separators=(",", ":"), sort_keys=True).encode()).digest())
-    return {**members, "kid": thumbprint, "alg": "EdDSA", "use": "sig"}
+    return {**members, "kid": thumbprint(**members), "alg": "EdDSA", "use": "sig"}
 
 
 class SigningKeyError(ValueError):
@@ -117,14 +123,61 @@ def _resolver(public: Mapping[str, Any]) -> Any:
     return Published()
 
 
-def _public_keys(jwks: Iterable[Mapping[str, str]]) -> dict[str, Any]:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+_BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]*")
 
-    keys = {}
-    for jwk in jwks:
-        x = jwk["x"]
-        keys[jwk["kid"]] = Ed25519PublicKey.from_public_bytes(base64.urlsafe_b64decode(x + "=" * (-len(x) % 4)))
-    return keys
+
+def _key_named(index: int, jwk: Any) -> Text:
+    """How a warning names a key of a set: its place, and its ``kid`` as the set states it."""
+    kid = jwk.get("kid") if isinstance(jwk, dict) else None
+    if kid is None:
+        return Text("receipts.key_at", index=index)
+    shown = kid if isinstance(kid, str) else json.dumps(kid)
+    return Text("receipts.key_at_kid", index=index, kid=shown[:80] + ("…" if len(shown) > 80 else ""))
+
+
+def _public_key(jwk: Any) -> tuple[str, bytes] | Text:
+    """An Ed25519 public JWK's thumbprint and raw key, or why it cannot be one."""
+    if not isinstance(jwk, dict):
+        return Text("receipts.key_not_object")
+    kty, crv, x = jwk.get("kty"), jwk.get("crv"), jwk.get("x")
+    if kty != "OKP" or crv != "Ed25519":
+        shown = {name: (v if isinstance(v, str) else json.dumps(v))[:40] for name, v in (("kty", kty), ("crv", crv))}
+        return Text("receipts.key_not_ed25519", **shown)
+    if not isinstance(x, str) or len(x) != 43 or not _BASE64URL.fullmatch(x):
+        return Text("receipts.key_malformed")
+    raw = base64.urlsafe_b64decode(x + "=")
+    if _b64url(raw) != x:  # the unused low bits of the last character set: not the key's one spelling
+        return Text("receipts.key_malformed")
+    found = thumbprint(crv, kty, x)
+    if "kid" in jwk and jwk["kid"] != found:
+        return Text("receipts.key_kid_not_thumbprint", thumbprint=found)
+    return found, raw
+
+
+@dataclass(frozen=True)
+class KeySet:
+    """The usable keys of a JWK Set, each by its RFC 7638 thumbprint (never by the ``kid`` it states:
+    a key listed under another key's ``kid`` is refused), and a warning for each key skipped."""
+
+    keys: dict[str, Any]
+    skipped: tuple[Text, ...]
+
+    @classmethod
+    def read(cls, jwks: Any) -> KeySet:
+        """:class:`Unverified` when ``jwks`` is not a JWK Set at all (an object with a list of keys)."""
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+        listed = jwks.get("keys") if isinstance(jwks, Mapping) else None
+        if not isinstance(listed, list):
+            raise Unverified(Text("receipts.why_keys_unusable"))
+        keys, skipped = {}, []
+        for index, jwk in enumerate(listed):
+            read = _public_key(jwk)
+            if isinstance(read, Text):
+                skipped.append(Text("receipts.key_skipped", key=_key_named(index, jwk), why=read))
+                continue
+            keys[read[0]] = Ed25519PublicKey.from_public_bytes(read[1])
+        return cls(keys, tuple(skipped))
 
 
 _INNER_LIST: Final = "(" + " ".join(f'"{name}"' for name in COVERED) + ")"
@@ -170,18 +223,15 @@ _KEY_ID: Final = re.compile(r';keyid="([^"]*)"')
 
 
 def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[str, Any]) -> str:
-    """Check an answer's signature with a published key; the key id that signed it, or
-    :class:`Unverified` saying why not."""
+    """Check an answer's signature with a published key, found by its thumbprint (:class:`KeySet`);
+    that thumbprint, or :class:`Unverified` saying why not."""
     from http_message_signatures import HTTPMessageSignaturesException, HTTPMessageVerifier, algorithms
 
     lowered = {name.lower(): value for name, value in headers.items()}
     for needed in ("signature-input", "signature", "content-digest"):
         if needed not in lowered:
             raise Unverified(Text("receipts.why_no_header", header=needed))
-    try:
-        keys = _public_keys(jwks.get("keys", []))
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise Unverified(Text("receipts.why_keys_unusable")) from None
+    keys = KeySet.read(jwks).keys
     named = _KEY_ID.search(lowered["signature-input"])
     if named is None or named.group(1) not in keys:
         key_id = named.group(1) if named is not None else ""
