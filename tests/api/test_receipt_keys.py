@@ -149,3 +149,13 @@ def test_a_key_set_of_unusable_keys_only_verifies_nothing(tmp_path: Path) -> Non
     with pytest.raises(receipts.ReceiptFault) as refused:
         checked(made, {"keys": [UNUSABLE["an RSA key"]]})
     assert (refused.value.check, refused.value.why.key) == ("signature", "receipts.why_unknown_key")
+
+
+def test_the_thumbprint_is_rfc_8037_s_own_vector() -> None:
+    """RFC 8037 appendix A.3: the Ed25519 key of A.2 has the RFC 7638 thumbprint below."""
+    from service.trust.signing import KeySet, thumbprint
+
+    x = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+    assert thumbprint("Ed25519", "OKP", x) == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
+    read = KeySet.read({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": x, "kid": "not-its-thumbprint"}]})
+    assert read.keys == {} and "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" in read.skipped[0]
