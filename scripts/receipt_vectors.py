@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.trust.signing import COVERED, LABEL, TAG, Signer, load_private_key, room_digest  # noqa: E402
+from service.trust.signing import COVERED, LABEL, ROUTE, TAG, Signer, load_private_key, room_digest  # noqa: E402
 
 TARGET = ROOT / "tests" / "receipts" / "vectors.json"
 KEY = ROOT / "tests" / "receipts" / "test-vector-key.pem"
@@ -40,12 +40,12 @@ def vectors() -> str:
     answer["room_digest"] = room_digest(request)
     body = dumps(answer)
     signer = Signer(load_private_key(str(KEY)), [])
-    signed = signer.headers(200, "application/json", body, created=CREATED)
+    signed = signer.headers(200, "application/json", body, "/v1/score", created=CREATED)
     headers = {"content-type": "application/json"} | {name.lower(): value for name, value in signed.items()}
     params = headers["signature-input"].split("=", 1)[1]
     base = "\n".join(
         ['"@status": 200', '"content-type": application/json', f'"content-digest": {headers["content-digest"]}',
-         f'"@signature-params": {params}']
+         f"{ROUTE}: /v1/score", f'"@signature-params": {params}']
     )  # fmt: skip
     document = {
         "about": "maubinh signed-answer test vectors (docs/receipts.md); the key is a test key, published nowhere",
@@ -55,7 +55,7 @@ def vectors() -> str:
         "room_digest": answer["room_digest"],
         "response": {"status": 200, "headers": headers, "body": body.decode()},
         "signature_base": base,
-        "covered": list(COVERED),
+        "covered": [*COVERED, ROUTE],
         "label": LABEL,
         "tag": TAG,
     }

@@ -63,5 +63,5 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
         if rule is None or rule.rule not in SIGNED_ROUTES or response.status_code not in SIGNED_STATUSES:
             return response
         body = response.get_data()  # the whole answer: its digest comes before its first byte
-        response.headers.update(signing.headers(response.status_code, response.content_type or "", body))
+        response.headers.update(signing.headers(response.status_code, response.content_type or "", body, rule.rule))
         return response

@@ -77,8 +77,7 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     except receipts.ReceiptFault as fault:
         print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
         return EXIT_REJECTED
-    key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
-    print(Text(key, key_id=checked.key_id).render(language))
+    print(checked.verdict().render(language))
     return 0
 
 

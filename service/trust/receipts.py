@@ -57,11 +57,21 @@ class ReceiptFault(Exception):
 
 @dataclass(frozen=True)
 class Checked:
-    """What a receipt showed: the key that signed it, and whether the rules were re-applied."""
+    """What a receipt showed: the key that signed it, whether the rules were re-applied, and whether
+    the signature covers the route the receipt names."""
 
     key_id: str
     rescored: bool
     """False where the answer's ruleset is not one this installation knows (an operator's own)."""
+    path: str = "/v1/score"
+    route_bound: bool = True
+    """False for an answer signed before signatures covered the route: that it answers ``path`` then
+    rests on its shape (:func:`_answer_fits_route`), which tells a score from a verify answer, but not
+    one route's refusal of a room from another's."""
+
+    def verdict(self) -> Text:
+        said = Text("receipts.ok_rescored" if self.rescored else "receipts.ok_unknown_rules", key_id=self.key_id)
+        return said if self.route_bound else Text("receipts.ok_unbound", verdict=said, path=self.path)
 
 
 def _member(document: Any, *path: str) -> Any:
@@ -82,6 +92,22 @@ def _digest_matches(headers: Mapping[str, str], body: bytes) -> None:
     found = dict(part.strip().split("=", 1) for part in field.split(",") if "=" in part)
     if found.get("sha-256") != wanted:
         raise ReceiptFault("content_digest", Text("receipts.why_digest_differs"))
+
+
+def _answer_fits_route(path: str, status: int, answer: Any) -> None:
+    """An answer of 200 has its route's shape: a score answer's ledger, a verify answer's verdict (or
+    its receipt's checks), a batch's results. The signature covers the route too, except on answers
+    signed before it did, for which this is what keeps a receipt from naming another route."""
+    if status != 200:
+        return
+    members = set(answer) if isinstance(answer, dict) else set()
+    fits = {
+        "/v1/score": "ledger" in members and "agrees" not in members,
+        "/v1/verify": {"agrees", "result"} <= members or "receipt" in members,
+        "/v1/score/batch": "results" in members,
+    }
+    if not fits.get(path, False):
+        raise ReceiptFault("room_digest", Text("receipts.why_answer_not_of_route", path=path))
 
 
 def _rooms_bound(path: str, request: Any, answer: Any) -> None:
@@ -159,7 +185,7 @@ def check(
     body = answer_body.encode("utf-8", "surrogatepass")
     _digest_matches(headers, body)
     try:
-        key_id = verify(status, headers, body, jwks)
+        verified = verify(status, headers, body, jwks, path)
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
     from service.support.strict_json import BadDocument, loads
@@ -168,11 +194,12 @@ def check(
         request, answer = loads(request_body), loads(answer_body)
     except BadDocument:
         raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
+    _answer_fits_route(path, status, answer)
     _rooms_bound(path, request, answer)
     same = rescore(path, request, answer)
     if same is False:
         raise ReceiptFault("rescore", Text("receipts.why_ledger_differs"))
-    return Checked(key_id, same is True)
+    return Checked(verified.key_id, same is True, path, verified.route_bound)
 
 
 ONE_ROOM_PATHS: Final = ("/v1/score", "/v1/verify")
@@ -204,8 +231,7 @@ def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping
             outcome, said = "passed", Text(PASSED[name])
         rows.append({"check": name, "outcome": outcome, "message": said.render(language)})
     if checked is not None:
-        said_key = "receipts.ok_rescored" if checked.rescored else "receipts.ok_unknown_rules"
-        summary = Text(said_key, key_id=checked.key_id)
+        summary = checked.verdict()
     else:
         assert failed is not None
         summary = failed.says()
@@ -214,6 +240,7 @@ def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping
             "verified": checked is not None,
             "key_id": checked.key_id if checked is not None else None,
             "rescored": checked is not None and checked.rescored,
+            "route_bound": checked is not None and checked.route_bound,
             "checks": rows,
             "message": summary.render(language),
         }

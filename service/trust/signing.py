@@ -25,7 +25,11 @@ from service.texts import Text
 from service.trust.canonical_json import canonical
 
 COVERED: Final = ("@status", "content-type", "content-digest")
-"""What a signature covers: the status, the body's type and its digest (so the body itself)."""
+"""What every signature covers: the status, the body's type and its digest (so the body itself)."""
+ROUTE: Final = '"@path";req'
+"""And the route the answered request was sent to: the request's ``@path`` (RFC 9421 §2.4, a request's
+component in a response's signature), so that a receipt of one route cannot pass as one of another.
+Answers signed before it was covered still verify, as unbound (:class:`Verified`)."""
 LABEL: Final = "maubinh"
 TAG: Final = "maubinh-answer"
 """The signature's ``tag`` (RFC 9421 2.3): what a verifier asks for, so no other signature passes as ours."""
@@ -102,11 +106,23 @@ def load_key_set(path: str) -> list[dict[str, str]]:
 
 
 @dataclass
+class Request:
+    """The request a response answers, as http-message-signatures reads one for its ``req`` components:
+    a receipt keeps its path alone, which is all a signature covers of it (the host is a placeholder
+    the library asks for and no component reads)."""
+
+    url: str
+    method: str = "POST"
+    headers: MutableMapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Message:
     """A response as http-message-signatures reads one: its status and its header fields."""
 
     status_code: int
     headers: MutableMapping[str, str] = field(default_factory=dict)
+    request: Request | None = None
 
 
 def _resolver(public: Mapping[str, Any]) -> Any:
@@ -180,7 +196,7 @@ class KeySet:
         return cls(keys, tuple(skipped))
 
 
-_INNER_LIST: Final = "(" + " ".join(f'"{name}"' for name in COVERED) + ")"
+_INNER_LIST: Final = "(" + " ".join([*(f'"{name}"' for name in COVERED), ROUTE]) + ")"
 
 
 class Signer:
@@ -202,13 +218,17 @@ class Signer:
             private_key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
         )
 
-    def headers(self, status: int, content_type: str, body: bytes, created: int | None = None) -> dict[str, str]:
-        """Content-Digest (RFC 9530), Signature-Input and Signature (RFC 9421) for an answer."""
+    def headers(
+        self, status: int, content_type: str, body: bytes, path: str, created: int | None = None
+    ) -> dict[str, str]:
+        """Content-Digest (RFC 9530), Signature-Input and Signature (RFC 9421) for an answer to a request
+        sent to ``path`` (the route, as the service routes it)."""
         digest = f"sha-256=:{base64.b64encode(hashlib.sha256(body).digest()).decode()}:"
         when = int(time.time()) if created is None else created
         params = f'{_INNER_LIST};created={when};keyid="{self.key_id}";alg="ed25519";tag="{TAG}"'
         base = (
             f'"@status": {status}\n"content-type": {content_type}\n"content-digest": {digest}\n'
+            f"{ROUTE}: {path}\n"
             f'"@signature-params": {params}'
         )
         signature = base64.b64encode(crypto_sign(base.encode(), self._secret)[:64]).decode()
@@ -220,11 +240,21 @@ class Unverified(Exception):
 
 
 _KEY_ID: Final = re.compile(r';keyid="([^"]*)"')
+_ANY_HOST: Final = "https://receipt.invalid"
 
 
-def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[str, Any]) -> str:
-    """Check an answer's signature with a published key, found by its thumbprint (:class:`KeySet`);
-    that thumbprint, or :class:`Unverified` saying why not."""
+@dataclass(frozen=True)
+class Verified:
+    """Whose key signed an answer (its thumbprint), and whether the signature covers the route
+    (:data:`ROUTE`): False for an answer signed before routes were bound."""
+
+    key_id: str
+    route_bound: bool
+
+
+def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[str, Any], path: str) -> Verified:
+    """Check the signature of an answer to a request sent to ``path`` with a published key, found by its
+    thumbprint (:class:`KeySet`), or raise :class:`Unverified` saying why not."""
     from http_message_signatures import HTTPMessageSignaturesException, HTTPMessageVerifier, algorithms
 
     lowered = {name.lower(): value for name, value in headers.items()}
@@ -239,7 +269,7 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
     verifier = HTTPMessageVerifier(signature_algorithm=algorithms.ED25519, key_resolver=_resolver(keys))
     try:
         results = verifier.verify(
-            Message(status, dict(lowered)),
+            Message(status, dict(lowered), Request(_ANY_HOST + path)),
             max_age=None,
             expect_tag=TAG,
             expect_label=LABEL,
@@ -248,5 +278,5 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
         )
     except (HTTPMessageSignaturesException, ValueError):
         raise Unverified(Text("receipts.why_bad_signature")) from None
-    key_id = str(results[0].parameters["keyid"])
-    return key_id
+    covered = results[0].covered_components
+    return Verified(str(results[0].parameters["keyid"]), ROUTE in covered)

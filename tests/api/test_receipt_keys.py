@@ -29,7 +29,7 @@ def key(path: Path) -> Path:
 
 def receipt_of(signer: Signer, body: bytes, answer: bytes, path: str = "/v1/score") -> dict[str, Any]:
     headers = {"content-type": "application/json"} | {
-        name.lower(): value for name, value in signer.headers(200, "application/json", answer).items()
+        name.lower(): value for name, value in signer.headers(200, "application/json", answer, path).items()
     }
     return {
         "receipt": 1,

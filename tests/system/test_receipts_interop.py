@@ -59,12 +59,16 @@ def test_a_receipt_saved_with_curl_checks_against_the_service_s_url(tmp_path: Pa
             subprocess.run(["curl", "-s", f"{base}/.well-known/jwks.json"], capture_output=True, check=True).stdout
         )
         response = receipt["response"]
+        path = receipt["request"]["path"]
         agreed = node(
-            {"status": response["status"], "headers": response["headers"], "body": response["body"], "jwks": jwks}
-        )
+            {"status": response["status"], "headers": response["headers"], "body": response["body"], "jwks": jwks,
+             "path": path}
+        )  # fmt: skip
         assert agreed.returncode == 0 and agreed.stdout.startswith("ok "), agreed.stdout + agreed.stderr
-        tampered = node({**response, "body": response["body"].replace("-9000", "-9001", 1), "jwks": jwks})
+        tampered = node({**response, "body": response["body"].replace("-9000", "-9001", 1), "jwks": jwks, "path": path})
         assert tampered.returncode == 1
+        relabelled = node({**response, "jwks": jwks, "path": "/v1/verify"})  # the route is signed too
+        assert relabelled.returncode == 1 and "does not verify" in relabelled.stdout
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=15)
@@ -89,6 +93,7 @@ def test_the_test_vectors_are_their_script_s_output_and_an_independent_verifier_
             "headers": response["headers"],
             "body": response["body"],
             "jwks": vectors["key"]["jwks"],
+            "path": vectors["request"]["path"],
         }
     )
     assert agreed.returncode == 0, agreed.stdout

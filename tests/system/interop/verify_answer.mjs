@@ -1,7 +1,8 @@
 // An RFC 9421 / RFC 9530 verifier written apart from the service, with node:crypto only: it rebuilds
 // the signature base of an answer from its status and header fields, checks the Content-Digest against
-// the body and the Ed25519 signature against the published JWK. Reads {status, headers, body, jwks}
-// as JSON on stdin; prints "ok <keyid>" and exits 0, or prints why and exits 1.
+// the body and the Ed25519 signature against the published JWK. Reads {status, headers, body, jwks,
+// path} as JSON on stdin (path: the request's, which a signature covers as "@path";req); prints
+// "ok <keyid>" and exits 0, or prints why and exits 1.
 import { createHash, createPublicKey, verify } from "node:crypto";
 
 const input = JSON.parse(await new Promise((resolve) => {
@@ -19,14 +20,20 @@ const digest = createHash("sha256").update(body).digest("base64");
 const sha256 = /(?:^|,)\s*sha-256=:([^:]*):/.exec(headers["content-digest"]);
 if (!sha256 || sha256[1] !== digest) fail("content-digest does not match the body");
 
-// Signature-Input: label=("c1" "c2" ...);params — one signature, as the service sends.
+// Signature-Input: label=("c1" "c2" "@path";req ...);params — one signature, as the service sends.
 const input_ = /^([a-z*][a-z0-9_.*-]*)=(\(([^)]*)\)(.*))$/.exec(headers["signature-input"]);
 if (!input_) fail("signature-input is not one inner list");
 const [, label, params, inner] = input_;
-const components = [...inner.matchAll(/"([^"]+)"/g)].map((m) => m[1]);
-const lines = components.map((c) => {
-  if (c === "@status") return `"@status": ${input.status}`;
+const components = [...inner.matchAll(/"([^"]+)"(;req)?/g)].map((m) => [m[1], Boolean(m[2])]);
+const lines = components.map(([c, req]) => {
+  if (c === "@status" && !req) return `"@status": ${input.status}`;
+  if (c === "@path" && req) {
+    // RFC 9421 2.4: the path of the request this answer answers
+    if (typeof input.path !== "string") fail("the signature covers the request's @path: give it as path");
+    return `"@path";req: ${input.path}`;
+  }
   if (c.startsWith("@")) fail(`derived component ${c} is not one an answer has`);
+  if (req) fail(`the request's field ${c} is not one an answer's signature covers`);
   if (!(c in headers)) fail(`covered field ${c} is missing`);
   return `"${c}": ${String(headers[c]).trim()}`;
 });
