@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from flask import Flask, Response, current_app, request
 
-from service.trust.signing import Signer, room_digest
+from service.trust.signing import KEY_SET_MAX_AGE, Signer, room_digest
 
 SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
 SIGNED_STATUSES: Final = frozenset({200, 422})
@@ -51,7 +51,7 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
             status=200,
             content_type="application/jwk-set+json",
         )
-        response.headers["Cache-Control"] = "public, max-age=300"
+        response.headers["Cache-Control"] = f"public, max-age={KEY_SET_MAX_AGE}"
         return response
 
     if signing is None:

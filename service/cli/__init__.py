@@ -28,6 +28,8 @@ maubinh receipts verify FILE --keys JWKS
                                  check a receipt offline: signature, digests, the rules applied again
 maubinh receipts make --request REQ --answer SAVED [--path P]
                                  a receipt from a request body and an answer `curl -i` saved
+maubinh receipts publish KEY --keys JWKS
+                                 the key set with KEY's public half added: publish a key before signing with it
 maubinh serve                    run the HTTP API under gunicorn
 
 MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.

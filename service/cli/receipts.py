@@ -40,6 +40,7 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     ``receipts make``: a receipt on stdout."""
     from service.support.strict_json import BadDocument, loads
     from service.trust import receipts
+    from service.trust.signing import SigningKeyError
 
     language: Language = args.lang
     command = f"receipts {args.receipts_command}"
@@ -58,6 +59,19 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
             return EXIT_REJECTED
         print(json.dumps(made, ensure_ascii=False, indent=1))
+        return 0
+    if args.receipts_command == "publish":  # rotation's first step: publish a key before signing with it
+        try:
+            published, said = receipts.publish(_read_keys(args.keys), args.key)
+        except OSError as error:
+            say(command, "cli.cannot_open", language, file=error.filename or args.keys, error=os_error(error))
+            return EXIT_REJECTED
+        except (BadDocument, SigningKeyError) as error:
+            say(command, "receipts.unreadable", language, error=error.args[0])
+            return EXIT_REJECTED
+        for line in said:
+            print(f"maubinh {command}: {line.render(language)}", file=sys.stderr)
+        sys.stdout.write(published)
         return 0
     try:
         keys = _read_keys(args.keys)
@@ -93,3 +107,7 @@ def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Langu
     make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
     make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
     language_option(make_receipt, language)
+    publish_key = receipt_commands.add_parser("publish", help=helped("cli.help_receipts_publish"))
+    publish_key.add_argument("key", help=helped("cli.help_receipts_new_key"))
+    publish_key.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    language_option(publish_key, language)

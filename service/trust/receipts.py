@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.texts import Language, Text
-from service.trust.signing import KeySet, Unverified, room_digest, verify
+from service.trust.signing import KEY_SET_MAX_AGE, KeySet, SigningKeyError, Unverified, publishing, room_digest, verify
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
 CHECK_NAMES: Final = {
@@ -160,6 +160,18 @@ def read_shape(
         raise ReceiptFault("shape", Text("receipts.why_not_post"), "/request/method", "not_one_of")
     lowered = {str(name).lower(): str(value) for name, value in headers.items()}
     return path, request_body, answer_body, status, lowered
+
+
+def publish(jwks: Any, key_path: str) -> tuple[str, list[Text]]:
+    """``maubinh receipts publish``: the JWK Set to publish before signing with the key in ``key_path``
+    (``jwks``'s usable keys, then the new one's public half), as JSON; and what to say on stderr (each
+    key left out, then the set and the wait before signing). :class:`SigningKeyError` says why not."""
+    try:
+        document, kid, read = publishing(jwks, key_path)
+    except Unverified as error:
+        raise SigningKeyError(error.args[0]) from None
+    said = Text("receipts.published", kid=kid, keys=len(document["keys"]), seconds=KEY_SET_MAX_AGE)
+    return json.dumps(document, indent=1) + "\n", [*read.skipped, said]
 
 
 def skipped_keys(jwks: Any) -> tuple[Text, ...]:

@@ -30,6 +30,9 @@ ROUTE: Final = '"@path";req'
 """And the route the answered request was sent to: the request's ``@path`` (RFC 9421 §2.4, a request's
 component in a response's signature), so that a receipt of one route cannot pass as one of another.
 Answers signed before it was covered still verify, as unbound (:class:`Verified`)."""
+KEY_SET_MAX_AGE: Final = 300
+"""Seconds a verifier may keep /.well-known/jwks.json (its Cache-Control max-age): a new key is
+published this long, once every instance serves it, before it signs (docs/receipts.md, Rotation)."""
 LABEL: Final = "maubinh"
 TAG: Final = "maubinh-answer"
 """The signature's ``tag`` (RFC 9421 2.3): what a verifier asks for, so no other signature passes as ours."""
@@ -177,6 +180,8 @@ class KeySet:
 
     keys: dict[str, Any]
     skipped: tuple[Text, ...]
+    published: tuple[dict[str, str], ...] = ()
+    """The usable keys as this service publishes a key (:func:`public_jwk`), in the set's order."""
 
     @classmethod
     def read(cls, jwks: Any) -> KeySet:
@@ -186,14 +191,55 @@ class KeySet:
         listed = jwks.get("keys") if isinstance(jwks, Mapping) else None
         if not isinstance(listed, list):
             raise Unverified(Text("receipts.why_keys_unusable"))
-        keys, skipped = {}, []
+        keys, skipped, published = {}, [], []
         for index, jwk in enumerate(listed):
             read = _public_key(jwk)
             if isinstance(read, Text):
                 skipped.append(Text("receipts.key_skipped", key=_key_named(index, jwk), why=read))
                 continue
+            if read[0] not in keys:
+                published.append(public_jwk(read[1]))
             keys[read[0]] = Ed25519PublicKey.from_public_bytes(read[1])
-        return cls(keys, tuple(skipped))
+        return cls(keys, tuple(skipped), tuple(published))
+
+
+def public_half(path: str) -> dict[str, str]:
+    """The public JWK of an Ed25519 key in a PEM file: a private key (``openssl genpkey -algorithm
+    ed25519``) or its public half (``openssl pkey -pubout``). :class:`SigningKeyError` (its
+    ``args[0]`` a :class:`Text`) when it is neither."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding,
+        PublicFormat,
+        load_pem_private_key,
+        load_pem_public_key,
+    )
+
+    with open(path, "rb") as file:
+        pem = file.read(64 * 1024)
+    key: Any = None
+    for load in (lambda: load_pem_private_key(pem, password=None), lambda: load_pem_public_key(pem)):
+        try:
+            key = load()
+            break
+        except (ValueError, TypeError):
+            continue
+    if isinstance(key, Ed25519PrivateKey):
+        key = key.public_key()
+    if not isinstance(key, Ed25519PublicKey):
+        raise SigningKeyError(Text("receipts.publish_not_ed25519", file=path))
+    return public_jwk(key.public_bytes(Encoding.Raw, PublicFormat.Raw))
+
+
+def publishing(jwks: Any, path: str) -> tuple[dict[str, list[dict[str, str]]], str, KeySet]:
+    """Rotation's first step: the JWK Set ``jwks`` (a file's or the service's), its usable keys kept as
+    this service publishes them, with the public half of the new key in ``path`` added last; and that
+    key's id. The service publishes the set (MAUBINH_PUBLISHED_KEYS_FILE) before it signs with the key,
+    and verifiers hold a set up to :data:`KEY_SET_MAX_AGE` seconds."""
+    read = KeySet.read(jwks)
+    new = public_half(path)
+    kept = [key for key in read.published if key["kid"] != new["kid"]]
+    return {"keys": [*kept, new]}, new["kid"], read
 
 
 _INNER_LIST: Final = "(" + " ".join([*(f'"{name}"' for name in COVERED), ROUTE]) + ")"
