@@ -10,8 +10,9 @@ integers, never floats. Pure Python: pyarrow is imported only by :func:`arrow_sc
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from service.game.hands import POSITIONS
 from service.texts import Language, localize
@@ -262,13 +263,24 @@ def _cards_of(player: dict[str, Any], position: str) -> str | None:
     return " ".join(hands[position]["cards"]) if hands else None
 
 
+ECHOED: Final = 128
+"""The most characters of a refused line's round id echoed: a round id's most (the request schema's)."""
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
 def round_id_of(line: bytes) -> str | None:
-    """A request line's ``round_id``, if it has one that reads as text: a refusal names it."""
+    """A request line's ``round_id``, if it has one that reads as text: a refusal names it. It is the
+    line of a refused request, so it is echoed as text can be written: at most :data:`ECHOED`
+    characters (… after), and a lone surrogate (a ``\\ud800`` escape alone, no character, which no
+    table, page or UTF-8 output can hold) as U+FFFD."""
     try:
         found = json.loads(line).get("round_id")
     except (ValueError, AttributeError, RecursionError):
         return None
-    return found if isinstance(found, str) else None
+    if not isinstance(found, str):
+        return None
+    cut = found[:ECHOED] + ("…" if len(found) > ECHOED else "")
+    return _LONE_SURROGATE.sub("\ufffd", cut)
 
 
 @cache
