@@ -17,13 +17,15 @@ from typing import Any
 COLUMNS = ("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule", "explanation")
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-"""A cell a spreadsheet would run as a formula starts so (OWASP's CSV injection)."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+"""A cell a spreadsheet would run as a formula starts so (OWASP's CSV injection), or with blanks before
+one of the first four: a spreadsheet skips spaces and line feeds before a formula."""
 
 
 def _text(value: str) -> str:
-    """A text cell that stays text: a formula start is escaped with a leading quote."""
-    return "'" + value if value.startswith(FORMULA_STARTS) else value
+    """A text cell that stays text: a formula start, after any blanks (every Unicode space, a line feed),
+    is escaped with a leading quote."""
+    return "'" + value if value.startswith(FORMULA_STARTS) or value.lstrip().startswith(FORMULA_STARTS[:4]) else value
 
 
 def _csv(rows: Iterable[Iterable[object]]) -> bytes:
