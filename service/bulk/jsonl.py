@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Literal
 
 from service.bulk.engine import agreeing_lines
+from service.bulk.lines import Overlong, lines_of
 from service.bulk.spreadsheet import ledger_rows
 from service.bulk.tables import Rows, round_id_of
 from service.bulk.workers import mapped
@@ -120,7 +121,9 @@ def answer_line(
 ) -> tuple[int, dict[str, Any]]:
     """One request line's answer, or a 500 problem for it: a defect on one line must not cost the
     rest of the run (here, or a Spark partition). The line's end is not the document's: a fault's
-    position is on the line's one line."""
+    position is on the line's one line. A line past the cap is refused, its bytes never read."""
+    if isinstance(line, Overlong):
+        return 413, line.problem()
     try:
         return answer(operation, line.rstrip(b"\r\n"), catalogue, defaults, language)
     except Exception:
@@ -204,7 +207,7 @@ def run(
     prepare(name)
     started = time.perf_counter()
     lines = refused = agreed = 0
-    chunks = numbered_chunks(source, _chunk_size(name, tables is not None, jobs))
+    chunks = numbered_chunks(lines_of(source), _chunk_size(name, tables is not None, jobs))
     arguments = (name, format, language, defaults, tables is not None)
     with mapped(_answer_chunk, chunks, jobs, _start_worker, arguments) as results:
         for chunk in results:

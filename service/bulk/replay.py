@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from service.bulk.jsonl import numbered_chunks
+from service.bulk.lines import Overlong, lines_of
 from service.bulk.tables import Rows, problem_code, round_id_of
 from service.bulk.workers import mapped
 from service.contract import RoomRejected
@@ -131,12 +132,16 @@ class ReplayRows(Rows):
 
     def replay(self, line: int, text: bytes, catalogue: Catalogue, candidate: Candidate, language: Language) -> int:
         """One input line's rows; the money it moves (0 unless replayed)."""
-        moved = self._replay(line, text.rstrip(b"\r\n"), catalogue, candidate, language)
+        moved = self._replay(line, text if isinstance(text, Overlong) else text.rstrip(b"\r\n"), catalogue, candidate,
+                             language)  # fmt: skip
         self.ended()
         return moved
 
     def _replay(self, line: int, text: bytes, catalogue: Catalogue, candidate: Candidate, language: Language) -> int:
         theirs = {"candidate": candidate.name, "candidate_digest": candidate.ruleset.digest}
+        if isinstance(text, Overlong):
+            self._round(line, None, "refused", code=refusal_code(text.problem()), **theirs)
+            return 0
         try:
             request = loads(text)
         except BadDocument as error:
@@ -254,7 +259,7 @@ def run(
     order, goes to ``take``."""
     started = time.perf_counter()
     summary = Summary()
-    chunks = numbered_chunks(source, CHUNK)
+    chunks = numbered_chunks(lines_of(source), CHUNK)
     with mapped(_replay_chunk, chunks, jobs, _start_worker, (catalogue, candidate, language)) as results:
         for chunk in results:
             take(chunk)

@@ -16,6 +16,7 @@ from typing import Any
 
 from service import version
 from service.bulk import VIEWER
+from service.bulk.lines import capped
 from service.texts import Language, Text
 
 REFUSED_LISTED = 1000
@@ -65,6 +66,11 @@ class HashedLines:
         self.count = 0
 
     def __iter__(self) -> Iterator[bytes]:
+        if hasattr(self._lines, "read"):  # a stream: its lines capped, every byte hashed, over-long ones too
+            for line in capped(self._lines, seen=self._sha256.update):
+                self.count += 1
+                yield line
+            return
         for line in self._lines:
             self._sha256.update(line)
             self.count += 1

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from service.bulk.engine import LARGEST_STAKE, TWO_LETTER_CARDS, Reader, read_players
+from service.bulk.lines import lines_of
 from service.contract import MAX_EXACT_AMOUNT, STATUSES
 from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
@@ -133,7 +134,7 @@ def from_claims(lines: Iterable[bytes], catalogue: Catalogue, out: RoomTableWrit
     claim of amounts, with or without ledger lines); every other line is left out, by number."""
     reader = Reader(catalogue.resolve)
     done = Converted()
-    for number, text in enumerate(lines, start=1):
+    for number, text in enumerate(lines_of(lines), start=1):  # a line past the cap is empty: left out
         room = _claim(text, reader)
         if room is None:
             done.left_out.append(number)

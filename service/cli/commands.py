@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
+from service.bulk.lines import LineCapError, max_line_bytes
 from service.cli import operations
 from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
 from service.documents import OPERATIONS
@@ -88,8 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return keys.run(args)
     try:
         catalogue = service_catalogue()
+        max_line_bytes()  # the bulk commands' cap on a line, if set, must be one
     except OperatorFileError as error:
         print(f"maubinh: {Text('cli.bad_rulesets_dir', faults=error.said()).render(args.lang)}", file=sys.stderr)
+        return EXIT_USAGE
+    except LineCapError as error:
+        print(f"maubinh: {error.args[0].render(args.lang)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command == "rulesets":
         from service.cli import rulesets

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from helpers import golden_cases
 
-from service.trust import receipts
 from service.api import create_app
 from service.cli import main
+from service.trust import receipts
 from service.trust.signing import Signer, load_private_key
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]

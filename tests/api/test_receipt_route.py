@@ -16,10 +16,10 @@ import pytest
 from flask.testing import FlaskClient
 from helpers import golden_cases
 
-from service.trust import receipts
 from service.api import create_app
 from service.cli import main
 from service.rulesets.catalogue import builtin_catalogue
+from service.trust import receipts
 from service.trust.signing import load_private_key
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]

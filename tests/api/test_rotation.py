@@ -18,10 +18,10 @@ import pytest
 from flask import Flask
 from helpers import golden_cases
 
-from service.trust import receipts
 from service.api import create_app
 from service.cli import main
 from service.rulesets.catalogue import builtin_catalogue
+from service.trust import receipts
 
 ROOT = Path(__file__).resolve().parents[2]
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
