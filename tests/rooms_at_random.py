@@ -221,12 +221,24 @@ def random_room(rng: random.Random, ruleset: Ruleset, reference: Any, deck: list
         rng.shuffle(deck)
     declared = ruleset.instant_mode == "declared"
     players = []
-    for k, cards in enumerate(_deal(rng, size, deck)):
+    hands = _deal(rng, size, deck)
+    names = seat_names([cards[0] for cards in hands])
+    for k, cards in enumerate(hands):
         draw = rng.random()
         status: Status = "arranged" if draw < 0.9 else "timed_out" if draw < 0.95 else "left"
         declare = status == "arranged" and declared and rng.random() < 0.1
-        players.append((f"p{k}", _arranged(rng, cards), status, declare))
+        players.append((names[k], _arranged(rng, cards), status, declare))
     return RandomRoom(reference, STAKES[int(rng.random() * 4)], players)
+
+
+def seat_names(keys: list[int]) -> list[str]:
+    """The players' ids, seat by seat, never in sorted order (code that reads a room by sorted ids, not
+    seats, must meet a room where the two differ): ``p<rank>``, each seat ranked by its key (a card
+    dealt to it, so that no draw is taken from the room's generator), reversed where that is sorted."""
+    ranks = [sorted(keys).index(key) for key in keys]
+    if ranks == sorted(ranks):
+        ranks.reverse()
+    return [f"p{rank}" for rank in ranks]
 
 
 TEXTS = [str(c) for c in DECK]

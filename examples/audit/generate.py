@@ -2,7 +2,8 @@
 
 - month.jsonl: 3,000 rounds of November 2026, one request a line, under the three built-ins and the
   operator's club-saigon (version 1 for the first half of the month, version 2 after: rulesets/);
-  2 to 4 players; some arrangements foul, some hands are instant wins (six pairs);
+  2 to 4 players, their ids never in sorted order; some arrangements foul, some hands are instant wins
+  (six pairs);
 - claims.jsonl: the same rounds with the settlement a game backend recorded (``claimed``): the
   rules' own, except at the planted rounds, and two lines the backend wrote wrongly (refused);
 - plants.json: each planted fault (line, round, what was done) with the money in dispute it makes,
@@ -52,6 +53,16 @@ def six_pairs(rng: random.Random, deck: list[str]) -> list[str]:
     return hand
 
 
+def seat_names(k: int, players: int) -> list[str]:
+    """Round ``k``'s player ids, seat by seat, never in sorted order (a backend names players as it
+    likes): code that read a claim by sorted ids instead of seats would find wrong claims agreeing. Drawn
+    apart from the deal, so that the cards and the plants are what they were."""
+    order = random.Random(SEED * ROUNDS + k).sample(range(players), players)
+    if order == sorted(order):
+        order.reverse()
+    return [f"p{k % 97}-{n}" for n in order]
+
+
 def room(rng: random.Random, k: int) -> dict[str, Any]:
     day = 1 + k * 30 // ROUNDS
     ruleset = rng.choice(["maubinh-2020", "maubinh-bao", "maubinh-chi-at", "club-saigon"])
@@ -62,9 +73,10 @@ def room(rng: random.Random, k: int) -> dict[str, Any]:
     rng.shuffle(deck)
     seats = []
     instant = rng.random() < 0.02
+    names = seat_names(k, players)
     for i in range(players):
         cards = six_pairs(rng, deck) if instant and i == 0 else [deck.pop() for _ in range(13)]
-        seat: dict[str, Any] = {"id": f"p{k % 97}-{i}", **tidy(cards)}
+        seat: dict[str, Any] = {"id": names[i], **tidy(cards)}
         if rng.random() < 0.05:  # a foul: the middle and the back swapped
             seat["back"], seat["middle"] = seat["middle"], seat["back"]
         if instant and i == 0 and ruleset == "maubinh-bao":
