@@ -194,12 +194,17 @@ class KeySet:
         keys, skipped, published = {}, [], []
         for index, jwk in enumerate(listed):
             read = _public_key(jwk)
+            if not isinstance(read, Text):
+                try:
+                    key = Ed25519PublicKey.from_public_bytes(read[1])
+                except ValueError:
+                    read = Text("receipts.key_malformed")
             if isinstance(read, Text):
                 skipped.append(Text("receipts.key_skipped", key=_key_named(index, jwk), why=read))
                 continue
             if read[0] not in keys:
                 published.append(public_jwk(read[1]))
-            keys[read[0]] = Ed25519PublicKey.from_public_bytes(read[1])
+            keys[read[0]] = key
         return cls(keys, tuple(skipped), tuple(published))
 
 
