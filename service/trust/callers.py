@@ -121,6 +121,8 @@ def parse(text: bytes, where: str) -> Callers:
         document = tomllib.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise _fault("callers.unreadable", file=where, error=str(error)[:200]) from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion: ~500 levels exhaust it
+        raise _fault("callers.too_deep", file=where) from None
     unknown = sorted(set(document) - {"callers"})
     if unknown:
         raise _fault("callers.unknown_table", file=where, name=unknown[0][:64])
@@ -185,6 +187,12 @@ def load(path: str) -> Callers:
         raise _fault("callers.cannot_read", file=path, error=os_error(error)) from None
 
 
+def _unexpected(path: str, error: Exception) -> Text:
+    """A reload that failed in this code, not on the file: said as a fault, so that the alert fires and
+    the watcher goes on (an exception there ended it silently)."""
+    return Text("callers.unexpected", file=path, error=type(error).__name__)
+
+
 def _stamp(path: str) -> tuple[int, int, int] | None:
     """What changes when a file is replaced or rewritten (a Secret's update swaps a symlink)."""
     try:
@@ -234,8 +242,8 @@ class CallersSource:
         self._stamp = stamp
         try:
             self.callers = self._merged(load(self.path))
-        except CallersFileError as error:
-            fault = error.args[0]
+        except Exception as error:  # a fault of this code too: the last good callers stay, and it is said
+            fault = error.args[0] if isinstance(error, CallersFileError) else _unexpected(self.path, error)
             if fault != self.fault:
                 log.error("callers file not reloaded, the last good callers stay: %s", fault)
                 if self.fault is None:

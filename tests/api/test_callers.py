@@ -338,3 +338,47 @@ def test_serve_refuses_to_start_on_a_callers_file_that_does_not_load(
     said = capsys.readouterr().err.strip().splitlines()
     assert len(said) == 1 and said[0].startswith("maubinh serve: not starting, ")
     assert "c.toml: callers.a: routes lists some of score, batch, verify, evaluate, arrange, rulesets" in said[0]
+
+
+DEEP = f'[callers.a]\nkeys = [{{ sha256 = "{digest(1)}" }}]\nrulesets = {"[" * 1000 + "]" * 1000}\n'
+
+
+def test_a_file_nested_a_thousand_deep_is_a_fault_named_in_one_line_never_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(DEEP)
+    with pytest.raises(callers.CallersFileError) as raised:
+        callers.load(str(path))
+    assert "c.toml: values nested too deep to read" in raised.value.args[0].render("en")
+    assert "lồng nhau quá sâu" in raised.value.args[0].render("vi")
+    assert main(["keys", "check", str(path)]) == 1
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "c.toml: values nested too deep to read" in said[0]
+    monkeypatch.setenv("MAUBINH_CALLERS_FILE", str(path))
+    assert main(["serve"]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("maubinh serve: not starting, ") and "nested too deep" in said[0]
+
+
+def test_a_reload_that_fails_any_way_keeps_the_last_good_callers_and_raises_the_alert(
+    app: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher (service/server/gunicorn_config.py) calls this every second: an exception out of it ended
+    the watcher for good, silently, with the alert's metric at 0."""
+    client = app.test_client()
+    (tmp_path / "c.toml").write_text(DEEP)
+    reread(app)
+    assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
+    assert metric(client, "maubinh_callers_file_failed") == 1
+    assert "nested too deep" in app.extensions["maubinh.callers"].fault
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    callers_file(tmp_path / "c.toml", "# changed\n")
+    monkeypatch.setattr(callers, "parse", broken)
+    reread(app)  # does not raise
+    assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
+    assert metric(client, "maubinh_callers_file_failed") == 1
+    assert "a fault of the service (RuntimeError)" in app.extensions["maubinh.callers"].fault
