@@ -193,13 +193,18 @@ def _unexpected(path: str, error: Exception) -> Text:
     return Text("callers.unexpected", file=path, error=type(error).__name__)
 
 
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    """What changes when a file is replaced or rewritten (a Secret's update swaps a symlink)."""
+Stamp = tuple[int, int, int, int, int, int]
+
+
+def _stamp(path: str) -> Stamp | None:
+    """What changes when a file is replaced, rewritten or made unreadable: a Secret's update swaps a
+    symlink (a new inode), an edit moves the time or the size, ``chmod``/``chown`` the status change time
+    (``chmod 000`` went unnoticed while only inode, time and size were looked at)."""
     try:
         found = os.stat(path)
     except OSError:
         return None
-    return (found.st_ino, found.st_mtime_ns, found.st_size)
+    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size, found.st_mode, found.st_ctime_ns)
 
 
 class CallersSource:
@@ -213,7 +218,7 @@ class CallersSource:
         self.fault: Text | None = None
         self.on_fault: Callable[[bool], None] = lambda failed: None
         """Told when the file starts or stops failing to load (a metric pages on it)."""
-        self._stamp: tuple[int, int, int] | None = None
+        self._stamp: Stamp | None = None
         self._checked = 0.0
         self.callers = self._keys
         if path:

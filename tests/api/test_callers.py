@@ -6,6 +6,11 @@ import datetime
 import hashlib
 import json
 import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -382,3 +387,39 @@ def test_a_reload_that_fails_any_way_keeps_the_last_good_callers_and_raises_the_
     assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
     assert metric(client, "maubinh_callers_file_failed") == 1
     assert "a fault of the service (RuntimeError)" in app.extensions["maubinh.callers"].fault
+
+
+UNREADABLE = """
+import os, sys
+from service.trust.callers import CallersSource
+if os.geteuid() == 0:  # root reads a file of mode 000: the service's own uid (10001 in the image) does not
+    os.setgid(65534)
+    os.setuid(65534)
+source = CallersSource(sys.argv[1], ())
+print(len(source.callers.callers), flush=True)
+sys.stdin.readline()  # the file made unreadable meanwhile
+source.reload_if_changed()
+print(len(source.callers.callers), source.fault, flush=True)
+"""
+
+
+def test_a_file_made_unreadable_is_noticed_as_a_fault_and_the_last_good_callers_stay() -> None:
+    folder = Path(tempfile.mkdtemp())
+    try:
+        folder.chmod(0o755)
+        path = callers_file(folder / "c.toml")
+        path.chmod(0o644)
+        os.utime(path, (time.time() - 60, time.time() - 60))  # written a while ago
+        child = subprocess.Popen(
+            [sys.executable, "-c", UNREADABLE, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline().strip() == "2"
+        path.chmod(0o000)
+        child.stdin.write("\n")
+        child.stdin.flush()
+        said = child.stdout.readline().strip()
+        child.wait(timeout=10)
+    finally:
+        shutil.rmtree(folder)
+    assert said == f"2 {path}: cannot be read: permission denied"
