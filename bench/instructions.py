@@ -77,7 +77,7 @@ app = create_app({"log_requests": False} | ({"callers_file": os.environ["BENCH_C
 import gc
 gc.collect()
 gc.freeze()  # as gunicorn's master does before each fork (service/server/gunicorn_config.py, pre_fork)
-app.extensions["maubinh.callers"].reload_if_changed(force=True)  # and as each worker does as it starts
+app.extensions["maubinh.callers"].started()  # and as each worker does as it starts
 score = sys.argv[1] in ("score", "keyed", "signed")
 for line in open(sys.argv[2], "rb"):
     environ = {"REQUEST_METHOD": "POST" if score else "GET", "PATH_INFO": "/v1/score" if score else "/healthz",

@@ -13,7 +13,6 @@ import logging
 import os
 import signal
 import sys
-import time
 from typing import Any
 
 import gevent
@@ -136,24 +135,34 @@ def when_ready(server: Any) -> None:
     was preloaded) are no worker's: gone."""
     from service.api.config import Settings, key_requirement, signing_state
     from service.support import metrics_store
+    from service.api.wsgi import app
 
     settings = Settings.from_env()
     server.log.info(key_requirement(settings))
     server.log.info(signing_state(settings))
     metrics_store.mark_dead(os.getpid())
+    app.extensions["maubinh.callers"].share()  # the last good callers, where every new worker reads them
+
+
+def on_exit(server: Any) -> None:
+    """The master leaves: the folder of the last good callers with it."""
+    from service.api.wsgi import app
+
+    app.extensions["maubinh.callers"].unshare()
 
 
 def post_worker_init(worker: Any) -> None:
-    """A worker notes its CPU and memory, says an untaken answer in one line, and reads the callers file
-    afresh: the preloaded app read it when the master started, and SIGHUP (gunicorn starts new workers)
-    is how an operator asks for a re-read at once."""
+    """A worker notes its CPU and memory, says an untaken answer in one line, and starts from the last good
+    callers any worker read (the preloaded app's are the master's, maybe older), then the file if it
+    changed: SIGHUP (gunicorn starts new workers) is how an operator asks for a re-read at once. The file
+    is parsed in a thread of gevent's pool, off the request path."""
     from service.api import metrics
     from service.api.wsgi import app
 
     metrics.worker_started()
     worker.log.error_log.addFilter(_untaken_answer)
     callers = app.extensions["maubinh.callers"]
-    callers.reload_if_changed(force=True)
+    callers.started(offload=gevent.get_hub().threadpool.apply)
     metrics.callers_file_failed(callers.fault is not None)  # each worker's series exists from its start
     if callers.path:
         gevent.spawn(_watch_callers, callers)
@@ -164,7 +173,7 @@ def _watch_callers(callers: Any) -> None:
     a rotated key works, a revoked one stops, and the alert's metric follows, within seconds."""
     while True:
         gevent.sleep(callers.CHECK_SECONDS)
-        callers.current(time.monotonic())
+        callers.reload_if_changed()  # never raises
 
 
 def _untaken_answer(record: logging.LogRecord) -> bool:

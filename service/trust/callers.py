@@ -11,22 +11,28 @@
 Keys are kept only as the SHA-256 of the whole key: an offered key is hashed and looked up, and
 the entry found is compared again in constant time. ``MAUBINH_API_KEYS`` keeps working as one caller
 named ``default`` with every scope. The file is re-read when it changes (a Kubernetes Secret's update
-swaps its files) and by every worker as it starts (gunicorn's SIGHUP starts new ones); a file that
-does not load keeps the last good callers, and says so once (:class:`CallersSource`).
+swaps its files), once whole; a file that does not load keeps the last good callers, says so once, and
+a new worker (gunicorn's SIGHUP starts new ones) starts from them too (:class:`CallersSource`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import fcntl
 import hashlib
 import hmac
+import json
 import logging
 import os
 import re
 import secrets
+import shutil
+import tempfile
+import time
 import tomllib
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
@@ -178,13 +184,67 @@ def _key(name: str, entry: Any, at: str) -> Key:
     return Key(name, bytes.fromhex(digest), expires)
 
 
-def load(path: str) -> Callers:
-    """A callers file from disk (a regular file, read at most MOST_FILE_BYTES + 1)."""
+Stamp = tuple[int, int, int, int, int, int]
+"""A file's device, inode, modification time, size, mode and status change time (see :func:`_stamp`)."""
+STAMP_FIELDS: Final = 6
+SIZE: Final = 3
+MTIME: Final = 2
+
+
+def _of(found: os.stat_result) -> Stamp:
+    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size, found.st_mode, found.st_ctime_ns)
+
+
+def _stamp(path: str) -> Stamp | None:
+    """What changes when a file is replaced, rewritten or made unreadable: a Secret's update swaps a
+    symlink (a new inode), an edit moves the time or the size, ``chmod``/``chown`` the status change time
+    (``chmod 000`` went unnoticed while only inode, time and size were looked at)."""
+    try:
+        return _of(os.stat(path))
+    except OSError:
+        return None
+
+
+class Unsettled(Exception):
+    """A file that changed while it was read: read it again later, and keep what is in force meanwhile."""
+
+
+def _read(path: str) -> tuple[bytes, Stamp]:
+    """A file's bytes and stamp, read whole and unchanged across the read: the same stamp before it is
+    opened, as opened and after the read, and as many bytes as its size (:class:`Unsettled` otherwise;
+    a file rewritten in place, ``cat > file``, is read half-written or empty)."""
+    before = _stamp(path)
     try:
         with open(path, "rb") as file:
-            return parse(file.read(MOST_FILE_BYTES + 1), path)
+            opened = _of(os.fstat(file.fileno()))
+            text = file.read(MOST_FILE_BYTES + 1)
+            after = _of(os.fstat(file.fileno()))
     except OSError as error:
         raise _fault("callers.cannot_read", file=path, error=os_error(error)) from None
+    if before != opened or opened != after or (len(text) != after[SIZE] and len(text) <= MOST_FILE_BYTES):
+        raise Unsettled
+    return text, after
+
+
+def _load(path: str, tries: int = 3) -> tuple[Callers, Stamp]:
+    """A callers file and the stamp of what was read, once a read finds it unchanged throughout."""
+    for _ in range(tries - 1):
+        try:
+            text, stamp = _read(path)
+            break
+        except Unsettled:
+            time.sleep(0.1)
+    else:
+        try:
+            text, stamp = _read(path)
+        except Unsettled:
+            raise _fault("callers.changing", file=path) from None
+    return parse(text, path), stamp
+
+
+def load(path: str) -> Callers:
+    """A callers file from disk (read at most MOST_FILE_BYTES + 1, unchanged across the read)."""
+    return _load(path)[0]
 
 
 def _unexpected(path: str, error: Exception) -> Text:
@@ -193,37 +253,94 @@ def _unexpected(path: str, error: Exception) -> Text:
     return Text("callers.unexpected", file=path, error=type(error).__name__)
 
 
-Stamp = tuple[int, int, int, int, int, int]
+LAST_GOOD: Final = "last-good.json"
+"""In the shared folder: the last good callers any worker read, which a new worker starts from."""
+LOCK: Final = "lock"
+"""In the shared folder: held by the one worker that reads the file after a change."""
+UNSHARED: Final = "/dev/null/maubinh-callers"
+"""The shared folder when none could be made: a path no one can create, so that a new worker finds no
+last good callers there and waits for the file (never the master's, which may be older)."""
 
 
-def _stamp(path: str) -> Stamp | None:
-    """What changes when a file is replaced, rewritten or made unreadable: a Secret's update swaps a
-    symlink (a new inode), an edit moves the time or the size, ``chmod``/``chown`` the status change time
-    (``chmod 000`` went unnoticed while only inode, time and size were looked at)."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_dev, found.st_ino, found.st_mtime_ns, found.st_size, found.st_mode, found.st_ctime_ns)
+def _encode(found: Callers, stamp: Stamp, generation: int) -> bytes:
+    """The last good callers as the shared folder keeps them: a line saying which reading this is (its
+    generation and the file's stamp), then the callers, with the keys' digests (no key)."""
+    head = json.dumps({"generation": generation, "stamp": list(stamp)})
+    body = {
+        "callers": [list(caller) for caller in found.callers.values()],
+        "keys": [
+            [key.caller, key.digest.hex(), None if key.expires is None else key.expires.isoformat()]
+            for key in found.keys.values()
+        ],
+    }
+    return f"{head}\n{json.dumps(body, separators=(',', ':'))}".encode()
+
+
+def _head(text: bytes) -> tuple[int, Stamp]:
+    head = json.loads(text.partition(b"\n")[0])
+    generation, stamp = head["generation"], tuple(head["stamp"])
+    if type(generation) is not int or len(stamp) != STAMP_FIELDS:
+        raise ValueError("not a last-good file")
+    return generation, stamp
+
+
+def _decode(text: bytes) -> tuple[int, Stamp, Callers]:
+    generation, stamp = _head(text)
+    body = json.loads(text.partition(b"\n")[2])
+    callers = {
+        name: Caller(name, tuple(routes), None if rulesets is None else tuple(rulesets), quota)
+        for name, routes, rulesets, quota in body["callers"]
+    }
+    keys = {}
+    for caller, digest, expires in body["keys"]:
+        key = Key(caller, bytes.fromhex(digest), None if expires is None else datetime.datetime.fromisoformat(expires))
+        keys[key.digest] = key
+    return generation, stamp, Callers(callers, keys)
+
+
+def _here(work: Callable[[], Any]) -> Any:
+    return work()
 
 
 class CallersSource:
-    """The callers in force: the file's last good reading plus ``MAUBINH_API_KEYS``'s default caller,
-    checked for a change at most every ``CHECK_SECONDS``."""
+    """The callers in force: the file's last good reading plus ``MAUBINH_API_KEYS``'s default caller.
+
+    In a worker (:meth:`started`), a watcher looks at the file every ``CHECK_SECONDS`` and a request
+    never reads it; in process (tests, another WSGI server), a request looks at most that often. A
+    change is read once the file has settled (``SETTLE_SECONDS`` since it was last written) and only
+    if it stays unchanged across the read: a file rewritten in place is never read half-written.
+
+    Under gunicorn the master :meth:`share`\\ s a folder: the last good callers any worker read are kept
+    there, and a new worker (SIGHUP, a recycle, a crash) starts from them, never from the older ones
+    the master read at start; without them it accepts none of the file's callers until the file loads.
+    One worker at a time reads a changed file (a lock there), off the request path (``offload``: a
+    thread of gevent's pool), and the others take its reading from the folder instead of parsing it.
+    """
 
     CHECK_SECONDS: Final = 1.0
+    SETTLE_SECONDS: Final = 1.0
 
     def __init__(self, path: str | None, keys: tuple[str, ...]) -> None:
         self.path, self._keys = path, from_keys(keys)
         self.fault: Text | None = None
         self.on_fault: Callable[[bool], None] = lambda failed: None
         """Told when the file starts or stops failing to load (a metric pages on it)."""
+        self.offload: Callable[[Callable[[], Any]], Any] = _here
+        """Runs a reading of the file (or of the shared folder) and returns its result: in a worker, in a
+        thread, so that requests go on while it parses."""
+        self.watched = False
+        self.shared: str | None = None
+        self._owner = 0
+        self._generation = 0
         self._stamp: Stamp | None = None
+        self._seen: tuple[Stamp | None, float] = (None, 0.0)
+        self._shared_seen: Stamp | None = None
         self._checked = 0.0
+        self._file = NONE
         self.callers = self._keys
         if path:
-            self._stamp = _stamp(path)
-            self.callers = self._merged(load(path))  # a bad file at start: the caller refuses to start
+            self._file, self._stamp = _load(path)  # a bad file at start: the caller refuses to start
+            self.callers = self._merged(self._file)
 
     def _merged(self, loaded: Callers) -> Callers:
         if DEFAULT in loaded.callers and self._keys.any:
@@ -231,40 +348,208 @@ class CallersSource:
         return Callers({**self._keys.callers, **loaded.callers}, {**self._keys.keys, **loaded.keys})
 
     def current(self, now: float) -> Callers:
-        """The callers now, re-read first if the file changed since it was last read."""
-        if self.path and now - self._checked >= self.CHECK_SECONDS:
+        """The callers now; without a watcher, re-read first if the file changed since it was last read."""
+        if self.path and not self.watched and now - self._checked >= self.CHECK_SECONDS:
             self._checked = now
             self.reload_if_changed()
         return self.callers
 
+    def share(self, folder: str | None = None) -> None:
+        """Keep the last good callers where every worker reads them (the gunicorn master, before the
+        first fork): a fresh private folder, unless ``folder`` is given."""
+        if not self.path:
+            return
+        self._owner = os.getpid()
+        try:
+            self.shared = folder or tempfile.mkdtemp(prefix="maubinh-callers-")  # 0700: this user's alone
+            self._generation = 1
+            self._keep(self._file, self._stamp, self._generation)
+        except OSError as error:  # a new worker then accepts none of the file's callers until it loads
+            log.error("callers: no folder to keep the last good callers in, new workers wait for the file: %s", error)
+            self.shared = self.shared or UNSHARED
+
+    def unshare(self) -> None:
+        """The shared folder removed, by the process that made it (the master, as it exits)."""
+        if self.shared and self._owner == os.getpid():
+            shutil.rmtree(self.shared, ignore_errors=True)
+
+    def started(self, offload: Callable[[Callable[[], Any]], Any] | None = None) -> None:
+        """A new worker: its callers the last good ones any worker read, then the file if it changed since;
+        from now on a watcher calls :meth:`reload_if_changed` and requests only read :attr:`callers`."""
+        self.watched = True
+        self.offload = offload or self.offload
+        if self.path and self.shared:
+            try:
+                self._take_shared(self._read_shared(), at_start=True)
+            except Exception as error:  # none kept, or unreadable: none of the file's callers
+                self.callers, self._file, self._stamp = self._keys, NONE, None
+                self._failed(Text("callers.no_last_good", file=self.path, error=_reason(error)))
+        self.reload_if_changed()
+
     def reload_if_changed(self, force: bool = False) -> bool:
-        """Read the file again if it changed (or ``force``); a bad one keeps the last good callers."""
+        """Read the file again if it changed and has settled (or ``force``: even unchanged); a bad one keeps
+        the last good callers. Never raises: the watcher that calls it must go on."""
         if not self.path:
             return False
-        stamp = _stamp(self.path)
-        if stamp == self._stamp and not force:
-            return False
-        self._stamp = stamp
         try:
-            self.callers = self._merged(load(self.path))
+            return self._reload(self.path, force)
         except Exception as error:  # a fault of this code too: the last good callers stay, and it is said
-            fault = error.args[0] if isinstance(error, CallersFileError) else _unexpected(self.path, error)
-            if fault != self.fault:
-                log.error("callers file not reloaded, the last good callers stay: %s", fault)
-                if self.fault is None:
-                    self.on_fault(True)
-            self.fault = fault
+            self._failed(_unexpected(self.path, error))
             return False
-        log.info("callers file read: %d callers", len(self.callers.callers))
+
+    def _reload(self, path: str, force: bool) -> bool:
+        taken = bool(self.shared) and self._take_newer_shared()
+        stamp = _stamp(path)
+        if stamp == self._stamp and not force:
+            return taken
+        if stamp is not None and not self._settled(stamp):
+            return taken
+        with self._turn() as mine:
+            if not mine:  # another worker reads it: its reading arrives through the shared folder
+                return taken
+            if self.shared and self._take_newer_shared() and self._stamp == stamp and not force:
+                return True
+            try:
+                loaded, merged, read = self._off(lambda: self._read_merged(path))
+            except Unsettled:
+                return taken
+            except CallersFileError as error:
+                self._stamp = stamp
+                self._failed(error.args[0])
+                return False
+            self._generation += 1
+            if self.shared:
+                self._keep(loaded, read, self._generation)
+        self._file, self.callers, self._stamp = loaded, merged, read
+        self._succeeded()
+        return True
+
+    def _off(self, work: Callable[[], Any]) -> Any:
+        """``work`` run by :attr:`offload`, its exception raised here: in gevent's pool it would print a
+        traceback for a file that merely does not load."""
+
+        def caught() -> tuple[Any, Exception | None]:
+            try:
+                return work(), None
+            except Exception as error:  # raised again below, in the caller's greenlet
+                return None, error
+
+        done, error = self.offload(caught)
+        if error is not None:
+            raise error
+        return done
+
+    def _read_merged(self, path: str) -> tuple[Callers, Callers, Stamp]:
+        text, read = _read(path)
+        loaded = parse(text, path)
+        return loaded, self._merged(loaded), read
+
+    def _settled(self, stamp: Stamp) -> bool:
+        """Whether the file was last written ``SETTLE_SECONDS`` ago, or has looked the same that long (a
+        time in the future)."""
+        if time.time() - stamp[MTIME] / 1e9 >= self.SETTLE_SECONDS:
+            return True
+        seen, since = self._seen
+        if seen != stamp:
+            self._seen = (stamp, time.monotonic())
+            return False
+        return time.monotonic() - since >= self.SETTLE_SECONDS
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[bool]:
+        """Whether this process is the one to read the file now: it holds the shared folder's lock (or
+        shares nothing)."""
+        if not self.shared:
+            yield True
+            return
+        try:
+            handle = os.open(os.path.join(self.shared, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            yield True  # no lock to take: this worker reads it alone
+            return
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(handle)  # the lock goes with it
+
+    def _keep(self, found: Callers, stamp: Stamp | None, generation: int) -> None:
+        """The last good callers into the shared folder, whole or not at all (a rename); if they cannot be
+        kept, the older ones are removed, so that no new worker starts from them."""
+        assert self.shared and stamp is not None
+        target = os.path.join(self.shared, LAST_GOOD)
+        try:
+            fresh = f"{target}.{os.getpid()}"
+            fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as file:
+                file.write(self._off(lambda: _encode(found, stamp, generation)))
+            os.replace(fresh, target)
+            self._shared_seen = _stamp(target)
+        except OSError as error:
+            log.error("callers: the last good callers could not be kept for new workers: %s", error)
+            with contextlib.suppress(OSError):
+                os.unlink(target)
+
+    def _read_shared(self) -> bytes:
+        assert self.shared
+        with open(os.path.join(self.shared, LAST_GOOD), "rb") as file:
+            return file.read()
+
+    def _take_newer_shared(self) -> bool:
+        """Another worker's reading of the file, if it is newer than this one's (looked at only when the
+        shared file changed; unreadable, it is passed over: this worker reads the file itself)."""
+        assert self.shared
+        now = _stamp(os.path.join(self.shared, LAST_GOOD))
+        if now is None or now == self._shared_seen:
+            return False
+        try:
+            text = self._read_shared()
+            self._shared_seen = now
+            return _head(text)[0] > self._generation and self._take_shared(text)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            log.warning("callers: the last good callers kept by another worker are unreadable: %s", error)
+            return False
+
+    def _take_shared(self, text: bytes, at_start: bool = False) -> bool:
+        """The callers of a last-good file, if newer than this worker's (at start, unless the very ones it
+        has: the master's own reading)."""
+        generation, stamp = _head(text)
+        if generation == self._generation if at_start else generation <= self._generation:
+            return False
+        _, _, found = self._off(lambda: _decode(text))
+        self._file, self.callers = found, self._merged(found)
+        self._generation, self._stamp = generation, stamp
+        self._succeeded(shared=True)
+        return True
+
+    def _failed(self, fault: Text) -> None:
+        if fault != self.fault:
+            log.error("callers file not reloaded, the last good callers stay: %s", fault)
+            if self.fault is None:
+                self.on_fault(True)
+        self.fault = fault
+
+    def _succeeded(self, shared: bool = False) -> None:
+        how = "as another worker read it" if shared else "read"
+        log.info("callers file %s: %d callers", how, len(self._file.callers))
         if self.fault is not None:
             self.on_fault(False)
         self.fault = None
-        return True
 
     @property
     def keyed(self) -> bool:
         """Whether /v1 needs a key: callers are configured, from the file or MAUBINH_API_KEYS."""
         return bool(self.path) or self._keys.any
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, FileNotFoundError):
+        return "none kept"
+    return type(error).__name__
 
 
 KEY_PREFIX: Final = "mbk_"

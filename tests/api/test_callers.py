@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import datetime
+import fcntl
 import hashlib
 import json
 import logging
@@ -225,8 +227,11 @@ def test_a_bad_callers_file_at_start_refuses_to_start(tmp_path: Path) -> None:
 
 
 def reread(app: Flask) -> None:
-    """What each worker does every second (service/server/gunicorn_config.py), without the wait."""
+    """What each worker does every second (service/server/gunicorn_config.py), without the wait: the file as if
+    written a while ago (a file written less than a second ago is not read yet)."""
     source = app.extensions["maubinh.callers"]
+    settled = time.time() - 2 * getattr(source, "SETTLE_SECONDS", 1)
+    os.utime(source.path, (settled, settled))
     source.current(max(time.monotonic(), source._checked + source.CHECK_SECONDS))
 
 
@@ -423,3 +428,135 @@ def test_a_file_made_unreadable_is_noticed_as_a_fault_and_the_last_good_callers_
     finally:
         shutil.rmtree(folder)
     assert said == f"2 {path}: cannot be read: permission denied"
+
+
+def aged(path: Path) -> Path:
+    """The file as if written a while ago: settled, so that a look reads it."""
+    settled = time.time() - 10
+    os.utime(path, (settled, settled))
+    return path
+
+
+def test_a_file_rewritten_in_place_is_not_read_until_it_is_whole_and_settled(app: Flask, tmp_path: Path) -> None:
+    """``cat > file``: the file is empty, then half-written, for a moment; a look then took either for the
+    callers (every key 401, or a caller's routes missing and so every route open)."""
+    client = app.test_client()
+    source = app.extensions["maubinh.callers"]
+    path = tmp_path / "c.toml"
+    whole = path.read_text().replace(sha(ALPHA_KEY), sha("mbk_rotated"))
+    half = whole[: whole.index("routes")]  # club-beta without its routes: every route
+    for written in ("", half):
+        with path.open("w") as file:  # rewritten in place, as cat > file does
+            file.write(written)
+        source.current(source._checked + 60)  # a look, as every second
+        assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
+        assert client.post("/v1/score", json=E1, headers=bearer(BETA_KEY)).status_code == 403
+        assert source.fault is None
+    path.write_text(whole)
+    aged(path)
+    source.current(source._checked + 60)
+    assert client.post("/v1/score", json=E1, headers=bearer("mbk_rotated")).status_code == 200
+    assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 401
+
+
+def test_a_file_that_changes_while_it_is_read_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = aged(callers_file(tmp_path / "c.toml"))
+    source = callers.CallersSource(str(path), ())
+    real = os.fstat
+
+    def written_meanwhile(fd: int) -> os.stat_result:  # a writer appends while the file is read
+        with path.open("a") as file:
+            file.write("\n")
+        return real(fd)
+
+    monkeypatch.setattr(callers.os, "fstat", written_meanwhile)
+    with pytest.raises(callers.CallersFileError) as raised:
+        callers.load(str(path))
+    assert "c.toml: changed while it was read, three times in a row" in raised.value.args[0].render("en")
+    path.write_text(path.read_text().replace(sha(ALPHA_KEY), sha("mbk_rotated")))
+    aged(path)
+    assert not source.reload_if_changed() and source.fault is None  # not taken, and no fault: read again later
+    assert source.callers.identify(ALPHA_KEY) is not None
+    monkeypatch.setattr(callers.os, "fstat", real)
+    aged(path)  # the writer done, a while ago
+    assert source.reload_if_changed() and source.callers.identify("mbk_rotated") is not None
+
+
+def forked(master: callers.CallersSource) -> callers.CallersSource:
+    """A worker as gunicorn forks it from the master (a copy of the master's objects), started."""
+    worker = copy.deepcopy(master)
+    worker.started()
+    return worker
+
+
+def test_a_new_worker_starts_from_the_last_good_callers_never_the_older_ones_of_the_master(tmp_path: Path) -> None:
+    """A worker restarted (SIGHUP, a recycle, a crash) while the file did not load took the callers the
+    master read at start: a key revoked since worked again, and so did revoked routes and quotas."""
+    path = aged(callers_file(tmp_path / "c.toml"))
+    master = callers.CallersSource(str(path), ())
+    (tmp_path / "shared").mkdir()
+    master.share(str(tmp_path / "shared"))
+    first = forked(master)
+    assert first.callers.identify(ALPHA_KEY) is not None and first.fault is None
+    path.write_text(path.read_text().replace(f'{{ sha256 = "{sha(ALPHA_KEY)}" }}, ', ""))  # revoked
+    aged(path)
+    assert first.reload_if_changed() and first.callers.identify(ALPHA_KEY) is None
+    path.write_text("[callers.broken\n")
+    aged(path)
+    assert not first.reload_if_changed() and first.fault is not None
+    assert first.callers.identify(ALPHA_KEY) is None  # the last good callers
+
+    second = forked(master)  # a new worker, while the file does not load
+    assert second.callers.identify(ALPHA_KEY) is None and second.callers.identify(BETA_KEY).name == "club-beta"
+    assert "c.toml: not TOML" in second.fault  # and it says the file's fault (the alert fires)
+
+    (tmp_path / "shared" / callers.LAST_GOOD).unlink()  # the last good callers lost: none of the file's
+    third = forked(master)
+    assert third.callers.identify(ALPHA_KEY) is None and third.callers.identify(BETA_KEY) is None
+    assert third.fault is not None
+    callers_file(path)
+    aged(path)
+    assert third.reload_if_changed() and third.callers.identify(BETA_KEY).name == "club-beta"
+    assert third.fault is None
+
+
+def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reloading 10,000 callers held a worker about a second, every worker at once: probes timed out."""
+    path = aged(callers_file(tmp_path / "c.toml"))
+    master = callers.CallersSource(str(path), ())
+    (tmp_path / "shared").mkdir()
+    master.share(str(tmp_path / "shared"))
+    parsed: list[str] = []
+    offloaded: list[bool] = []
+    real_parse = callers.parse
+
+    def counted(text: bytes, where: str) -> callers.Callers:
+        parsed.append("in a thread" if offloaded and offloaded[-1] else "on the request path")
+        return real_parse(text, where)
+
+    def offload(work: Any) -> Any:  # gevent's thread pool in a worker (service/server/gunicorn_config.py)
+        offloaded.append(True)
+        try:
+            return work()
+        finally:
+            offloaded.append(False)
+
+    monkeypatch.setattr(callers, "parse", counted)
+    one, other = copy.deepcopy(master), copy.deepcopy(master)
+    one.started(offload)
+    other.started(offload)
+    assert parsed == []  # the master's reading, which they have
+    path.write_text(path.read_text().replace(sha(ALPHA_KEY), sha("mbk_rotated")))
+    aged(path)
+    one.current(time.monotonic() + 60)  # a request never reads the file in a worker
+    assert parsed == [] and one.callers.identify(ALPHA_KEY) is not None
+    lock = os.open(tmp_path / "shared" / callers.LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # another worker reads it now
+    assert not one.reload_if_changed() and parsed == []
+    os.close(lock)
+    assert one.reload_if_changed() and parsed == ["in a thread"]
+    assert other.reload_if_changed() and parsed == ["in a thread"]  # taken from the first, not parsed again
+    assert other.callers.identify("mbk_rotated").name == "club-alpha" and other.callers.identify(ALPHA_KEY) is None
+    assert other.callers == one.callers

@@ -68,14 +68,14 @@ def test_a_key_rotated_under_load_fails_no_request(tmp_path: Path) -> None:
             thread.start()
         assert status(base, NEW) == 401
         swap(secret, table(OLD, NEW))  # the new key added beside the old one
-        time.sleep(2.5)  # each worker looks every second
+        time.sleep(3.5)  # each worker looks every second, and reads a file a second after it was written
         assert {status(base, NEW) for _ in range(20)} == {200}  # in both workers
         process.send_signal(signal.SIGHUP)  # new workers, which read the file as they start
         time.sleep(3)
         assert {status(base, NEW) for _ in range(20)} == {200}
         revoked = time.monotonic()
         swap(secret, table(NEW))  # the old key revoked
-        time.sleep(2.5)
+        time.sleep(3.5)
         stop.set()
         for thread in threads:
             thread.join(timeout=15)
@@ -87,3 +87,31 @@ def test_a_key_rotated_under_load_fails_no_request(tmp_path: Path) -> None:
     before = [code for began, code in answered if began < revoked - 0.2]  # identified before the swap
     assert len(before) > 50 and set(before) == {200}  # through a swap and a SIGHUP: none failed
     assert {code for began, code in answered if began > revoked + 2} <= {401}
+
+
+def test_a_revoked_key_stays_revoked_through_a_sighup_while_the_file_does_not_load(tmp_path: Path) -> None:
+    """New workers started from the callers the master read at start: after a revocation and then a
+    broken file, SIGHUP (or any worker restart) let the revoked key in again (20 of 20)."""
+    path = tmp_path / "callers.toml"
+    path.write_text(table(OLD, NEW))
+    base, process = start({"MAUBINH_CALLERS_FILE": str(path)})
+    try:
+        assert {status(base, OLD) for _ in range(10)} == {200}
+        path.write_text(table(NEW))  # the old key revoked
+        time.sleep(3.5)
+        assert {status(base, OLD) for _ in range(20)} == {401}
+        path.write_text(table(NEW) + "[callers.broken\n")  # then a file that does not load
+        time.sleep(3.5)
+        process.send_signal(signal.SIGHUP)  # new workers
+        time.sleep(4)
+        assert [status(base, OLD) for _ in range(20)] == [401] * 20
+        assert {status(base, NEW) for _ in range(20)} == {200}
+        with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
+            failed = [
+                line for line in response.read().decode().splitlines() if line.startswith("maubinh_callers_file_failed")
+            ]
+        assert failed and all(line.endswith(" 1.0") for line in failed)  # every worker says the file's fault
+    finally:
+        process.send_signal(signal.SIGTERM)
+        said = process.communicate(timeout=20)[1].decode()
+    assert "Traceback" not in said

@@ -149,7 +149,7 @@ def test_the_operators_callers_quick_start_runs_as_written(tmp_path: Path) -> No
     )  # fmt: skip
     (work / "callers.toml").write_text("")
     base, process = start({"MAUBINH_CALLERS_FILE": str(work / "callers.toml")})
-    settle = "sleep 2.5"  # each worker looks at the file every second
+    settle = "sleep 3.5"  # each worker looks at the file every second, and reads it a second after a write
 
     def status(key: str) -> str:
         return (
