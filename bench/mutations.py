@@ -57,6 +57,8 @@ MUTATIONS = (
              "    owed = [p.aces * u for p in room.players]", "§12.1: each balance is (aces − 1) × u"),
     Mutation("service/validation/bounds.py", "MOST_MEMBERS = 32", "MOST_MEMBERS = 33",
              "an object past 32 members is refused on its size"),
+    Mutation("service/api/quotas.py", "used <= quota", "used < quota",
+             "a caller gets exactly its rooms_per_minute, the last one included"),
     Mutation("service/bulk/engine.py", "claimed = [amounts[who] for who in room.ids]",
              "claimed = [amounts[who] for who in sorted(room.ids)]",
              "the bulk engine reads a claim's amounts seat by seat"),

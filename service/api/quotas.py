@@ -14,7 +14,9 @@ window (NTP keeps them within milliseconds).
 
 Callers without a quota never touch Redis. When Redis does not answer (``TIMEOUT_SECONDS``), scoring
 goes on without quotas: the fault is logged once, counted, and Redis is left alone for a while
-(``BACKOFF_SECONDS``, doubling up to ``MOST_BACKOFF_SECONDS``) so that no request waits on it.
+(``BACKOFF_SECONDS``, doubling up to ``MOST_BACKOFF_SECONDS``) so that no request waits on it. A request
+the count found over its quota is refused even when giving its rooms back then fails (they stay counted
+until the minute ends): what is known to be over the quota is never let through.
 """
 
 from __future__ import annotations
@@ -115,24 +117,23 @@ class QuotaStore:
         quota = caller.rooms_per_minute
         clock = time.time()
         minute = int(clock // WINDOW_SECONDS)
-        key = f"{quota}/minute/{caller.name}/{minute}"  # limits' keys: rate, caller, clock minute
+        key = counter_key(caller, minute)
         try:
-            if rooms == 0:
-                used = self._store.get(key)
-            else:
-                used = self._store.incr(key, WINDOW_SECONDS * 2, amount=rooms)
-                if used > quota:
-                    self._store.incr(key, WINDOW_SECONDS * 2, amount=-rooms)  # refused: its rooms back
+            used = self._store.get(key) if rooms == 0 else self._store.incr(key, WINDOW_SECONDS * 2, amount=rooms)
         except self._failure as error:  # limits' StorageError, wrapping the client's own
             self._failed(now, _cause(error))
             return None
         if self.failing:
             log.warning("quota store answers again: quotas are kept (%s)", _safe(self.url))
             self.failing, self._backoff = False, BACKOFF_SECONDS
-        admitted = rooms == 0 or used <= quota
-        left = quota - used if used <= quota else quota - (used - rooms)
+        admitted, left = standing(used, quota, rooms)
+        if not admitted:
+            try:
+                self._store.incr(key, WINDOW_SECONDS * 2, amount=-rooms)  # refused: its rooms back
+            except self._failure as error:  # the refusal stands: the count said it is over its quota
+                self._failed(now, _cause(error))
         reset = max(1, math.ceil((minute + 1) * WINDOW_SECONDS - clock))
-        return Window(admitted, quota, max(0, left), reset)
+        return Window(admitted, quota, left, reset)
 
     def _failed(self, now: float, error: Exception) -> None:
         self._on_error()
@@ -141,6 +142,25 @@ class QuotaStore:
         self.failing = True
         self._resting_until = now + self._backoff
         self._backoff = min(self._backoff * 2, MOST_BACKOFF_SECONDS)
+
+
+def counter_key(caller: Caller, minute: int) -> str:
+    """A caller's counter for a clock minute: its name and the minute, never its quota, so that every
+    instance moves one count whatever quota it was given (two instances given 50 and 51 admitted 101 a
+    minute), and a quota lowered mid-minute applies to what was already used."""
+    return f"rooms/{caller.name}/{minute}"
+
+
+def standing(used: int, quota: int, rooms: int) -> tuple[bool, int]:
+    """Where a caller stands once a request moved its count to ``used``: whether the request's ``rooms``
+    fit in ``quota`` (exactly the quota does; a request of none, a read, always fits), and how many are
+    left, a refused request's rooms not counted.
+
+    >>> standing(600, 600, 1), standing(601, 600, 1), standing(605, 600, 10), standing(700, 600, 0)
+    ((True, 0), (False, 0), (False, 5), (True, 0))
+    """
+    admitted = rooms == 0 or used <= quota
+    return admitted, max(0, quota - (used if admitted else used - rooms))
 
 
 def _cause(error: Any) -> Exception:
