@@ -124,7 +124,7 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
     keys = tuple(key.strip() for key in raw.split(",") if key.strip())
     if not keys:
         raise SettingError(Text("setting.no_key", name=name))
-    if PLACEHOLDER_API_KEY in keys:
+    if any(key.upper() == PLACEHOLDER_API_KEY for key in keys):  # replace-me, Replace-Me: the same placeholder
         raise SettingError(Text("setting.placeholder_key", name=name, placeholder=PLACEHOLDER_API_KEY))
     for position, key in enumerate(keys, 1):
         if not BEARER_TOKEN.fullmatch(key):

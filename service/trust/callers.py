@@ -343,8 +343,12 @@ class CallersSource:
             self.callers = self._merged(self._file)
 
     def _merged(self, loaded: Callers) -> Callers:
+        """The file's callers and MAUBINH_API_KEYS's default caller; a key in both is a fault (it took the
+        file's narrower scope, silently): at start the service does not start, later the file does not load."""
         if DEFAULT in loaded.callers and self._keys.any:
             raise _fault("callers.default_taken", file=self.path or "")
+        if both := self._keys.keys.keys() & loaded.keys.keys():
+            raise _fault("callers.api_key_in_file", at=f"{self.path}: callers.{loaded.keys[min(both)].caller}")
         return Callers({**self._keys.callers, **loaded.callers}, {**self._keys.keys, **loaded.keys})
 
     def current(self, now: float) -> Callers:

@@ -255,7 +255,10 @@ def test_settings_from_the_environment() -> None:
         Settings().merged({"colour": "red"})
 
 
-@pytest.mark.parametrize("keys", ["", ",", " ", " , ,", "REPLACE-ME", "good,REPLACE-ME", "a key with spaces"])
+@pytest.mark.parametrize(
+    "keys",
+    ["", ",", " ", " , ,", "REPLACE-ME", "good,REPLACE-ME", "replace-me", "good,Replace-Me", "a key with spaces"],
+)
 def test_a_key_setting_that_holds_no_usable_key_is_refused(keys: str) -> None:
     """Before: an empty MAUBINH_API_KEYS (the docs' recipe without openssl) started the service open."""
     with pytest.raises(SettingError, match="MAUBINH_API_KEYS"):

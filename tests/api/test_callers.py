@@ -560,3 +560,19 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
     assert other.reload_if_changed() and parsed == ["in a thread"]  # taken from the first, not parsed again
     assert other.callers.identify("mbk_rotated").name == "club-alpha" and other.callers.identify(ALPHA_KEY) is None
     assert other.callers == one.callers
+
+
+def test_a_key_both_in_api_keys_and_in_the_file_is_refused_at_start_and_on_reload(tmp_path: Path) -> None:
+    """Before: the file's entry won silently, and the key had the file caller's narrower scope."""
+    path = aged(callers_file(tmp_path / "c.toml"))
+    with pytest.raises(SettingError) as raised:
+        callers_of(Settings(api_keys=(BETA_KEY,), callers_file=str(path)))
+    said = raised.value.args[0]
+    assert "c.toml: callers.club-beta: one of its keys is also in MAUBINH_API_KEYS" in said.render("en")
+    assert "cũng có trong MAUBINH_API_KEYS" in said.render("vi")
+    source = callers_of(Settings(api_keys=("mbk_default-key",), callers_file=str(path)))
+    path.write_text(path.read_text().replace(sha(ALPHA_KEY), sha("mbk_default-key")))
+    aged(path)
+    assert not source.reload_if_changed() and "callers.club-alpha: one of its keys" in source.fault
+    assert source.callers.identify("mbk_default-key").name == "default"  # the last good callers
+    assert source.callers.identify(ALPHA_KEY).name == "club-alpha"
