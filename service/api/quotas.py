@@ -33,7 +33,7 @@ from flask import Flask, Response, g
 from werkzeug.exceptions import TooManyRequests
 
 from service.texts import Text
-from service.trust.callers import Caller
+from service.trust.callers import Caller, Callers
 
 if TYPE_CHECKING:
     from limits.storage import RedisStorage
@@ -161,6 +161,18 @@ def standing(used: int, quota: int, rooms: int) -> tuple[bool, int]:
     """
     admitted = rooms == 0 or used <= quota
     return admitted, max(0, quota - (used if admitted else used - rooms))
+
+
+def quota_state(found: Callers, url: str | None) -> tuple[Text, bool]:
+    """What the start log (once, in the master) and ``keys check`` say of quotas: which callers have one
+    and where they are counted; False when they are not enforced (no Redis), said as a warning."""
+    names = sorted(caller.name for caller in found.callers.values() if caller.rooms_per_minute is not None)
+    if not names:
+        return Text("callers.quotas_none"), True
+    listed = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
+    if url:
+        return Text("callers.quotas_counted", url=_safe(url), count=len(names), names=listed), True
+    return Text("callers.quotas_unenforced", count=len(names), names=listed), False
 
 
 def _cause(error: Any) -> Exception:

@@ -50,7 +50,9 @@ def _new_key(caller: str, expires: str | None, key_file: str | None, language: L
 
 
 def _check_callers(path: str, language: Language) -> int:
-    """A callers file read as the service reads it: each caller, its keys, routes and quota, or the fault."""
+    """A callers file read as the service reads it: each caller, its keys, routes and quota, or the fault;
+    quotas that this environment would not enforce (no MAUBINH_QUOTA_REDIS_URL), on stderr."""
+    from service.api.quotas import quota_state
     from service.trust import callers
 
     try:
@@ -62,6 +64,9 @@ def _check_callers(path: str, language: Language) -> int:
         keys = sum(1 for key in found.keys.values() if key.caller == caller.name)
         quota = caller.rooms_per_minute if caller.rooms_per_minute is not None else "-"
         print(f"{caller.name}: ok keys={keys} routes={','.join(sorted(caller.routes))} rooms_per_minute={quota}")
+    said, enforced = quota_state(found, os.environ.get("MAUBINH_QUOTA_REDIS_URL"))
+    if not enforced:  # a warning, not a fault of the file
+        print(f"maubinh keys check: {said.render(language)}", file=sys.stderr)
     return 0
 
 

@@ -5,12 +5,16 @@ real one across two instances)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from limits.errors import StorageError
 
 from service.api import quotas
 from service.api.quotas import QuotaStore, Window, standing
-from service.trust.callers import ROUTES, Caller
+from service.trust.callers import ROUTES, Caller, Callers
+from service.cli import main
+from service.texts import Text
 
 MINUTE = 29_000_000 * 60 + 17.0
 """A clock time well inside a minute: every request of a test falls in one window."""
@@ -96,3 +100,52 @@ def test_a_request_over_its_quota_is_refused_even_when_its_give_back_fails() -> 
     refused = taken(store, alpha, 5)
     assert not refused.admitted and refused.remaining == 0
     assert errors == [1]  # counted (maubinh_quota_store_errors_total) and logged
+
+
+def test_what_the_start_log_and_keys_check_say_of_quotas(tmp_path: Path) -> None:
+    from service.api.quotas import quota_state
+    from service.trust.callers import load
+
+    path = tmp_path / "c.toml"
+    path.write_text(QUOTAS)
+    found = load(str(path))
+    said, enforced = quota_state(found, None)
+    assert not enforced
+    assert said == "quotas are NOT enforced, MAUBINH_QUOTA_REDIS_URL is not set; callers with rooms_per_minute: 1 (b)"
+    assert said.render("vi").startswith("hạn mức KHÔNG được áp dụng vì chưa đặt MAUBINH_QUOTA_REDIS_URL")
+    said, enforced = quota_state(found, "redis://:secret@redis.example:6379/0")
+    assert enforced and said == (
+        "quotas are counted in Redis at redis://…@redis.example:6379/0 (MAUBINH_QUOTA_REDIS_URL); "
+        "callers with rooms_per_minute: 1 (b)"
+    )
+    assert quota_state(Callers({}, {}), None) == (Text("callers.quotas_none"), True)
+
+
+def test_keys_check_says_that_quotas_without_redis_are_not_enforced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(QUOTAS)
+    monkeypatch.delenv("MAUBINH_QUOTA_REDIS_URL", raising=False)
+    assert main(["keys", "check", str(path), "--lang", "vi"]) == 0  # a warning: the file itself is good
+    said = capsys.readouterr()
+    assert (
+        said.out.splitlines()[1]
+        == "b: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rooms_per_minute=600"
+    )
+    assert said.err.strip() == (
+        "maubinh keys check: hạn mức KHÔNG được áp dụng vì chưa đặt MAUBINH_QUOTA_REDIS_URL; "
+        "số bên gọi có rooms_per_minute: 1 (b)"
+    )
+    monkeypatch.setenv("MAUBINH_QUOTA_REDIS_URL", "redis://127.0.0.1:6379/0")
+    assert main(["keys", "check", str(path)]) == 0 and capsys.readouterr().err == ""
+
+
+QUOTAS = """
+[callers.a]
+keys = [{ sha256 = "%s" }]
+
+[callers.b]
+keys = [{ sha256 = "%s" }]
+rooms_per_minute = 600
+""".replace("%s", "1" * 64, 1).replace("%s", "2" * 64, 1)

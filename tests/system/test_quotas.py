@@ -165,3 +165,19 @@ def test_without_redis_scoring_goes_on_without_quotas_and_says_so_once(redis_por
         process.terminate()
         said = process.communicate(timeout=20)[1].decode()
     assert said.count("quota store does not answer, scoring goes on without quotas") == 1
+
+
+def test_the_start_log_says_once_whether_quotas_are_enforced(redis_port: int, callers_file: Path) -> None:
+    """Before: nothing of quotas, and a rooms_per_minute without MAUBINH_QUOTA_REDIS_URL went unenforced silently."""
+    url = f"redis://127.0.0.1:{redis_port}/0"
+    for env, said in (
+        (
+            {},
+            "quotas are NOT enforced, MAUBINH_QUOTA_REDIS_URL is not set; callers with rooms_per_minute: 1 (club-limited)",
+        ),
+        ({"MAUBINH_QUOTA_REDIS_URL": url}, f"quotas are counted in Redis at {url} (MAUBINH_QUOTA_REDIS_URL)"),
+    ):
+        _, process = start({"MAUBINH_CALLERS_FILE": str(callers_file), **env})
+        process.terminate()
+        log = process.communicate(timeout=20)[1].decode()
+        assert log.count(said) == 1, log[-2000:]  # the master's, not each worker's
