@@ -1,6 +1,6 @@
 """What reloading a callers file of 10,000 callers costs: in process, and to a real `maubinh serve`'s probes.
 
-    .venv/bin/python bench/callers_reload.py [--changes 4]
+    .venv/bin/python bench/callers_reload.py [--changes 4] [--in-place 15]
 
 Writes a callers file of 10,000 callers (2 or 3 keys each, routes, rulesets, a quota: ≈ 3.6 MiB), then
 prints (1) in process, the median of 3: parsing it (`callers.load`: TOML and the checks), taking another
@@ -9,7 +9,9 @@ the memory the callers hold; (2) against `maubinh serve` (2 workers) started on 
 `--changes` times, 5 s apart, as a Kubernetes Secret's update replaces it, while `GET /healthz` is
 probed every 50 ms with a 2 s timeout: the probes, those that timed out, the slowest and the 99th
 percentile, and how often gevent's monitor found a worker's event loop held 50 ms or more (nothing
-else answers while it is). docs/callers.md quotes the figures.
+else answers while it is); (3) a small file rewritten in place (`cat > file`) for `--in-place` seconds
+while a caller asks a route outside its scope: how often it was let in, and keys refused meanwhile.
+docs/callers.md quotes the figures.
 """
 
 from __future__ import annotations
@@ -146,7 +148,7 @@ def served(path: Path, changes: int) -> None:
 
 
 def status(base: str, key: str) -> int:
-    """A caller's key on a route outside its scope: 403 when the key is known, 401 when not."""
+    """``GET /v1/rulesets`` with a caller's key: 403 outside its scope, 401 for a key not known."""
     request = urllib.request.Request(base + "/v1/rulesets", headers={"Authorization": f"Bearer {key}"})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -155,9 +157,70 @@ def status(base: str, key: str) -> int:
         return int(error.code)
 
 
+ALPHA, BETA = hashlib.sha256(b"mbk_alpha").hexdigest(), hashlib.sha256(b"mbk_beta").hexdigest()
+SCOPED = f"""[callers.club-alpha]
+keys = [{{ sha256 = "{ALPHA}" }}]
+
+[callers.club-beta]
+keys = [{{ sha256 = "{BETA}" }}]
+routes = ["verify"]
+"""
+
+
+def in_place(folder: Path, seconds: float) -> None:
+    """A small callers file rewritten in place for ``seconds`` (opened with truncation, 5 ms, up to club-beta's
+    routes, 5 ms, the rest; every 0.1 s) while club-beta asks a route outside its scope and club-alpha one
+    inside it: club-beta's 200s are answers outside its scope, the 401s keys refused for an empty file."""
+    path = folder / "scoped.toml"
+    path.write_text(SCOPED)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env.update(MAUBINH_WORKERS="2", MAUBINH_LOG_REQUESTS="off", MAUBINH_CALLERS_FILE=str(path))
+    script = Path(sys.executable).with_name("maubinh")
+    process = subprocess.Popen(
+        [str(script), "serve", "--host", "127.0.0.1", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    answers: dict[str, list[int]] = {"mbk_alpha": [], "mbk_beta": []}
+    stop = threading.Event()
+
+    def ask(key: str) -> None:
+        while not stop.is_set():
+            answers[key].append(status(base, key))
+
+    half = SCOPED.index("routes")
+    try:
+        wait_ready(base, 60)
+        askers = [threading.Thread(target=ask, args=(key,)) for key in answers]
+        for asker in askers:
+            asker.start()
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            with path.open("w") as file:
+                time.sleep(0.005)
+                file.write(SCOPED[:half])
+                file.flush()
+                time.sleep(0.005)
+                file.write(SCOPED[half:])
+            time.sleep(0.1)
+        stop.set()
+        for asker in askers:
+            asker.join()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    beta, alpha = answers["mbk_beta"], answers["mbk_alpha"]
+    print(
+        f"rewritten in place for {seconds:.0f} s: club-beta outside its scope {len(beta)} times, "
+        f"answered 200 {beta.count(200)} times (401: {beta.count(401)}); club-alpha in its scope "
+        f"{len(alpha)} times, 401 {alpha.count(401)} times"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=4)
+    parser.add_argument("--in-place", type=float, default=15, help="seconds of rewriting a small file in place")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="maubinh-callers-bench-"))
     path = folder / "callers.toml"
@@ -165,6 +228,7 @@ def main() -> None:
     os.utime(path, (time.time() - 10, time.time() - 10))
     in_process(path)
     served(path, args.changes)
+    in_place(folder, args.in_place)
 
 
 if __name__ == "__main__":

@@ -538,7 +538,7 @@ class CallersSource:
         self.fault = fault
 
     def _succeeded(self, shared: bool = False) -> None:
-        how = "as another worker read it" if shared else "read"
+        how = "taken from another worker's reading" if shared else "read"
         log.info("callers file %s: %d callers", how, len(self._file.callers))
         if self.fault is not None:
             self.on_fault(False)
