@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
-from service.texts import Text, os_error
+from service.texts import Named, Text, os_error
 
 ROUTES: Final = ("score", "batch", "verify", "evaluate", "arrange", "rulesets")
 """The scopes a caller's ``routes`` names: each /v1 operation's, as openapi.yaml's ``x-scope`` says."""
@@ -550,10 +550,11 @@ class CallersSource:
         return bool(self.path) or self._keys.any
 
 
-def _reason(error: Exception) -> str:
+def _reason(error: Exception) -> Named:
+    """Why a new worker found no last good callers, in each language."""
     if isinstance(error, FileNotFoundError):
-        return "none kept"
-    return type(error).__name__
+        return Named("none was kept", "không có bản nào được lưu")
+    return Named(type(error).__name__, type(error).__name__)
 
 
 KEY_PREFIX: Final = "mbk_"
