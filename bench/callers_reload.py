@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -226,9 +227,12 @@ def main() -> None:
     path = folder / "callers.toml"
     path.write_text(callers_text(0))
     os.utime(path, (time.time() - 10, time.time() - 10))
-    in_process(path)
-    served(path, args.changes)
-    in_place(folder, args.in_place)
+    try:
+        in_process(path)
+        served(path, args.changes)
+        in_place(folder, args.in_place)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
