@@ -12,9 +12,9 @@ from limits.errors import StorageError
 
 from service.api import quotas
 from service.api.quotas import QuotaStore, Window, standing
-from service.trust.callers import ROUTES, Caller, Callers
 from service.cli import main
 from service.texts import Text
+from service.trust.callers import ROUTES, Caller, Callers
 
 MINUTE = 29_000_000 * 60 + 17.0
 """A clock time well inside a minute: every request of a test falls in one window."""
