@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from load import free_port, wait_ready
 
-from service.trust import callers
+from service.trust import callers, callers_source
 
 CALLERS = 10_000
 BLOCKED = 0.05
@@ -82,10 +82,10 @@ def in_process(path: Path) -> None:
     tracemalloc.stop()
     print(f"the callers held: {held[0] / MiB:.1f} MiB (peak while parsing {held[1] / MiB:.1f} MiB)")
     if hasattr(callers, "_encode"):  # the shared folder's reading
-        kept = callers._encode(found, (0, 0, 0, 0, 0, 0), 1)
-        taken = median_seconds(lambda: callers._decode(kept))
+        kept = callers_source.encode_last_good(found, (0, 0, 0, 0, 0, 0), 1)
+        taken = median_seconds(lambda: callers_source.decode_last_good(kept))
         tracemalloc.start()
-        callers._decode(kept)
+        callers_source.decode_last_good(kept)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         print(

@@ -23,7 +23,8 @@ from werkzeug.exceptions import Forbidden, Unauthorized
 
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text
-from service.trust.callers import ANONYMOUS, UNKNOWN, Caller, CallersSource
+from service.trust.callers import ANONYMOUS, UNKNOWN, Caller
+from service.trust.callers_source import CallersSource
 
 SCHEME = "bearer"
 """RFC 9110 11.1: the scheme is case-insensitive."""

@@ -13,7 +13,8 @@ from typing import Any
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
 from service.texts import Text
-from service.trust.callers import CallersFileError, CallersSource
+from service.trust.callers import CallersFileError
+from service.trust.callers_source import CallersSource
 from service.trust.signing import Signer, SigningKeyError, load_key_set, load_private_key
 
 PREFIX = "MAUBINH_"

@@ -12,8 +12,8 @@ from service.texts import Language, Text, os_error
 
 
 def _new_key(caller: str, expires: str | None, key_file: str | None, language: Language) -> int:
-    """A new key, shown once, and what the callers file keeps of it: its SHA-256 (service/trust/callers.py)."""
-    from service.trust import callers
+    """A new key, shown once, and what the callers file keeps of it: its SHA-256 (service/trust/caller_keys.py)."""
+    from service.trust import caller_keys, callers
 
     if not callers.NAME.fullmatch(caller) or caller in callers.RESERVED:
         say("keys new", "keys.new_caller_name", language, name=caller[:64])
@@ -28,8 +28,8 @@ def _new_key(caller: str, expires: str | None, key_file: str | None, language: L
             say("keys new", "keys.bad_expires", language, raw=expires[:64])
             return EXIT_USAGE
         until = f", expires = {moment.isoformat().replace('+00:00', 'Z')}"
-    key = callers.new_key()
-    entry = f'{{ sha256 = "{callers.digest_of(key)}"{until} }}'
+    key = caller_keys.new_key()
+    entry = f'{{ sha256 = "{caller_keys.digest_of(key)}"{until} }}'
     if key_file is not None:  # for scripts: the key into a file only its owner reads, the entry alone out
         try:
             descriptor = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -24,7 +24,7 @@ from helpers import CLUB, CLUB_E1, golden_cases, ruleset_folder
 from service.api import create_app
 from service.api.config import SettingError, Settings, callers_of
 from service.cli import main
-from service.trust import callers
+from service.trust import caller_keys, callers, callers_source
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 SAIGON = {"base": "maubinh-2020@2", "patch": {"id": "club-saigon", "title": "CLB 2", "scoop": {"multiplier": 4}}}
@@ -304,8 +304,8 @@ def test_keys_new_prints_a_checksummed_key_once_and_the_line_that_holds_its_dige
     assert main(["keys", "new", "club-gamma", "--expires", "2027-06-01T00:00:00Z"]) == 0
     printed = capsys.readouterr().out.splitlines()
     key = printed[1]
-    assert callers.well_formed(key) and key.startswith("mbk_") and len(key) == 40
-    assert not callers.well_formed(key[:-1] + ("A" if key[-1] != "A" else "B"))  # a typo fails the checksum
+    assert caller_keys.well_formed(key) and key.startswith("mbk_") and len(key) == 40
+    assert not caller_keys.well_formed(key[:-1] + ("A" if key[-1] != "A" else "B"))  # a typo fails the checksum
     assert printed[3].strip() == f'{{ sha256 = "{sha(key)}", expires = 2027-06-01T00:00:00Z }},'
     table = "\n".join(printed[5:])
     (tmp_path / "c.toml").write_text(table)
@@ -387,7 +387,7 @@ def test_a_reload_that_fails_any_way_keeps_the_last_good_callers_and_raises_the_
         raise RuntimeError("a bug")
 
     callers_file(tmp_path / "c.toml", "# changed\n")
-    monkeypatch.setattr(callers, "parse", broken)
+    monkeypatch.setattr(callers_source, "parse", broken)
     reread(app)  # does not raise
     assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
     assert metric(client, "maubinh_callers_file_failed") == 1
@@ -396,7 +396,7 @@ def test_a_reload_that_fails_any_way_keeps_the_last_good_callers_and_raises_the_
 
 UNREADABLE = """
 import os, sys
-from service.trust.callers import CallersSource
+from service.trust.callers_source import CallersSource
 if os.geteuid() == 0:  # root reads a file of mode 000: the service's own uid (10001 in the image) does not
     os.setgid(65534)
     os.setuid(65534)
@@ -461,7 +461,7 @@ def test_a_file_rewritten_in_place_is_not_read_until_it_is_whole_and_settled(app
 
 def test_a_file_that_changes_while_it_is_read_is_not_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = aged(callers_file(tmp_path / "c.toml"))
-    source = callers.CallersSource(str(path), ())
+    source = callers_source.CallersSource(str(path), ())
     real = os.fstat
 
     def written_meanwhile(fd: int) -> os.stat_result:  # a writer appends while the file is read
@@ -482,7 +482,7 @@ def test_a_file_that_changes_while_it_is_read_is_not_taken(tmp_path: Path, monke
     assert source.reload_if_changed() and source.callers.identify("mbk_rotated") is not None
 
 
-def forked(master: callers.CallersSource) -> callers.CallersSource:
+def forked(master: callers_source.CallersSource) -> callers_source.CallersSource:
     """A worker as gunicorn forks it from the master (a copy of the master's objects), started."""
     worker = copy.deepcopy(master)
     worker.started()
@@ -493,7 +493,7 @@ def test_a_new_worker_starts_from_the_last_good_callers_never_the_older_ones_of_
     """A worker restarted (SIGHUP, a recycle, a crash) while the file did not load took the callers the
     master read at start: a key revoked since worked again, and so did revoked routes and quotas."""
     path = aged(callers_file(tmp_path / "c.toml"))
-    master = callers.CallersSource(str(path), ())
+    master = callers_source.CallersSource(str(path), ())
     (tmp_path / "shared").mkdir()
     master.share(str(tmp_path / "shared"))
     first = forked(master)
@@ -510,7 +510,7 @@ def test_a_new_worker_starts_from_the_last_good_callers_never_the_older_ones_of_
     assert second.callers.identify(ALPHA_KEY) is None and second.callers.identify(BETA_KEY).name == "club-beta"
     assert "c.toml: not TOML" in second.fault  # and it says the file's fault (the alert fires)
 
-    (tmp_path / "shared" / callers.LAST_GOOD).unlink()  # the last good callers lost: none of the file's
+    (tmp_path / "shared" / callers_source.LAST_GOOD).unlink()  # the last good callers lost: none of the file's
     third = forked(master)
     assert third.callers.identify(ALPHA_KEY) is None and third.callers.identify(BETA_KEY) is None
     assert third.fault is not None
@@ -525,7 +525,7 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
 ) -> None:
     """Reloading 10,000 callers held a worker about a second, every worker at once: probes timed out."""
     path = aged(callers_file(tmp_path / "c.toml"))
-    master = callers.CallersSource(str(path), ())
+    master = callers_source.CallersSource(str(path), ())
     (tmp_path / "shared").mkdir()
     master.share(str(tmp_path / "shared"))
     parsed: list[str] = []
@@ -543,7 +543,7 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
         finally:
             offloaded.append(False)
 
-    monkeypatch.setattr(callers, "parse", counted)
+    monkeypatch.setattr(callers_source, "parse", counted)
     one, other = copy.deepcopy(master), copy.deepcopy(master)
     one.started(offload)
     other.started(offload)
@@ -552,7 +552,7 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
     aged(path)
     one.current(time.monotonic() + 60)  # a request never reads the file in a worker
     assert parsed == [] and one.callers.identify(ALPHA_KEY) is not None
-    lock = os.open(tmp_path / "shared" / callers.LOCK, os.O_RDWR | os.O_CREAT)
+    lock = os.open(tmp_path / "shared" / callers_source.LOCK, os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)  # another worker reads it now
     assert not one.reload_if_changed() and parsed == []
     os.close(lock)
