@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from service.bulk.tables import COLUMNS, Rows, round_id_of, tables_for
@@ -155,12 +156,13 @@ def audit(
     operation: str = "score",
     language: Language = "en",
     candidate: Candidate | None = None,
+    room_column: str = "room",
 ) -> dict[str, int]:
     """Score, verify or replay (under ``candidate``) the rooms at ``path`` and write each table to
     ``out/<table>/`` as Parquet. Returns the row count of each table."""
     from pyspark import StorageLevel
 
-    rooms = read_rooms(spark, path)
+    rooms = read_rooms(spark, path, room_column)
     partitions = max(spark.sparkContext.defaultParallelism, -(-rooms.count() // ROOMS_PER_PARTITION))
     rooms = rooms.repartition(partitions)
     scored = score_rooms(rooms, operation, language, candidate).persist(StorageLevel.MEMORY_AND_DISK)
@@ -174,7 +176,20 @@ def audit(
         scored.unpersist()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@dataclass(frozen=True)
+class Job:
+    """What the command line asked of :func:`audit`: every argument it takes, checked."""
+
+    operation: str
+    input: str
+    output: str
+    room_column: str
+    language: Language
+    candidate: Candidate | None
+
+
+def read_job(argv: Sequence[str] | None = None) -> Job:
+    """The job the words ask for; a usage error exits 2 saying why, before any Spark starts."""
     parser = argparse.ArgumentParser(
         prog="maubinh-spark",
         description="Score, verify or replay rooms on Spark into the tables of maubinh --format parquet.",
@@ -191,10 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.operation == "replay") != (args.ruleset is not None):
         parser.error("--ruleset CANDIDATE goes with replay, and replay needs it")
-    absent = missing("The Spark job needs", SPARK)
-    if absent:
-        print(f"maubinh-spark: {absent}", file=sys.stderr)
-        return 2
+    if args.only is not None and args.ruleset is None:
+        parser.error("--only ID goes with replay")
     candidate = None
     if args.ruleset is not None:
         from service.bulk.replay import read_candidate
@@ -207,14 +220,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             candidate = read_candidate(args.ruleset, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), args.only)
         except (OSError, BadDocument, RulesetError) as error:
             print(f"maubinh-spark: cannot replay under {args.ruleset}: {error}", file=sys.stderr)
-            return 2
+            raise SystemExit(2) from None
+    return Job(args.operation, args.input, args.output, args.room_column, args.lang, candidate)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        job = read_job(argv)
+    except SystemExit as stopped:
+        return int(stopped.code or 0)
+    absent = missing("The Spark job needs", SPARK)
+    if absent:
+        print(f"maubinh-spark: {absent}", file=sys.stderr)
+        return 2
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
-    spark = SparkSession.builder.appName(f"maubinh {args.operation}").getOrCreate()
+    spark = SparkSession.builder.appName(f"maubinh {job.operation}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")  # the tables' counts, not Spark's INFO, are what an auditor reads
     try:
-        counts = audit(spark, args.input, args.output, args.operation, args.lang, candidate)
+        counts = audit(spark, job.input, job.output, job.operation, job.language, job.candidate, job.room_column)
     finally:
         spark.stop()
     print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)

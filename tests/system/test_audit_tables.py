@@ -238,6 +238,9 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     try:
         counts = audit(spark, str(claims), str(tmp_path / "spark"), "verify")
         audit(spark, str(claims), str(tmp_path / "spark-replay"), "replay", candidate=candidate)
+        first = claims.read_text().splitlines()[:10]
+        pq.write_table(pa.table({"body": first}), tmp_path / "named.parquet")
+        named = audit(spark, str(tmp_path / "named.parquet"), str(tmp_path / "named"), room_column="body")
     finally:
         spark.stop()
     replayed = subprocess.run([MAUBINH, "replay", "--jsonl", str(claims), "--ruleset", "maubinh-bao", "--format",
@@ -257,6 +260,7 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         assert counts[table] == cli.num_rows
         assert _sorted(ours, table).equals(_sorted(cli, table)), table
     assert counts["problems"] >= 12 and counts["differences"] > 0
+    assert named["rooms"] == 10  # --room-column: Parquet rooms read from the column it names
 
 
 def test_a_score_run_leaves_no_stale_verify_table(tmp_path: Path, rooms: Path) -> None:

@@ -242,13 +242,31 @@ def test_the_worked_example_runs_as_written_and_says_what_it_gives(tmp_path: Pat
 
 
 def test_the_spark_job_takes_replay_s_arguments(capsys: pytest.CaptureFixture[str]) -> None:
-    """deploy/spark/audit.py replay: --ruleset goes with replay only, and a candidate it cannot use is
-    said before any Spark starts."""
+    """deploy/spark/audit.py replay: each argument reaches the job; --ruleset goes with replay only, and a
+    candidate it cannot use is said before any Spark starts."""
     from service.bulk.spark import main as spark_main
+    from service.bulk.spark import read_job
 
-    for words in (["replay", "in.jsonl", "-o", "out"], ["score", "in.jsonl", "-o", "out", "--ruleset", "maubinh-bao"]):
+    words = ["replay", "in.parquet", "-o", "out", "--ruleset", "maubinh-bao", "--only", "maubinh-2020"]
+    job = read_job([*words, "--room-column", "body", "--lang", "vi"])
+    assert (job.operation, job.input, job.output, job.room_column, job.language) == (
+        "replay",
+        "in.parquet",
+        "out",
+        "body",
+        "vi",
+    )
+    assert job.candidate is not None
+    assert (job.candidate.ruleset.id, job.candidate.only) == ("maubinh-bao", "maubinh-2020")
+    plain = read_job(["verify", "in.jsonl", "-o", "out"])
+    assert (plain.operation, plain.room_column, plain.language, plain.candidate) == ("verify", "room", "en", None)
+    for refused in (
+        ["replay", "in.jsonl", "-o", "out"],
+        ["score", "in.jsonl", "-o", "out", "--ruleset", "maubinh-bao"],
+        ["score", "in.jsonl", "-o", "out", "--only", "maubinh-2020"],
+    ):
         with pytest.raises(SystemExit) as stopped:
-            spark_main(words)
-        assert stopped.value.code == 2 and "--ruleset" in capsys.readouterr().err
+            read_job(refused)
+        assert stopped.value.code == 2 and "--" in capsys.readouterr().err
     assert spark_main(["replay", "in.jsonl", "-o", "out", "--ruleset", "club-saigon@9"]) == 2
     assert "cannot replay under club-saigon@9" in capsys.readouterr().err
