@@ -1,11 +1,14 @@
 """`maubinh` speaks the API's JSON: docs/rules.md §10 E1 through the real console script."""
 
+import argparse
 import json
 import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from helpers import DECK_TEXT, golden_cases
 
 from service.cli import main
@@ -223,20 +226,38 @@ def test_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     assert "maubinh score: 302 lines" in text
 
 
-def test_scoring_imports_neither_numpy_nor_the_advisor(tmp_path: Path) -> None:
+def test_scoring_imports_neither_numpy_nor_the_advisor_nor_importlib_resources(tmp_path: Path) -> None:
     path = tmp_path / "e1.json"
     path.write_text(json.dumps(E1))
     code = (
         "import sys\n"
         "from service.cli import main\n"
         f"assert main(['score', {str(path)!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0\n"
-        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.scoring.claims') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.scoring.claims', 'importlib.resources', 'zipfile') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
-def test_only_the_named_commands_parser_is_made_yet_a_usage_error_lists_every_command() -> None:
+def test_only_the_named_commands_parser_is_made_yet_a_usage_error_lists_every_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[str] = []
+    add_parser = argparse._SubParsersAction.add_parser
+
+    def counted(self: Any, name: str, **fields: Any) -> argparse.ArgumentParser:
+        made.append(name)
+        return add_parser(self, name, **fields)
+
+    monkeypatch.setattr(argparse._SubParsersAction, "add_parser", counted)
+    with pytest.raises(SystemExit):
+        main(["score", "--bogus"])
+    assert made == ["score"]
+    made.clear()
+    with pytest.raises(SystemExit):
+        main([])
+    assert {"score", "verify", "replay", "rulesets", "keys", "receipts", "serve"} <= set(made)
+
     after_a_command, without_one = run("score", "--bogus"), run()
     assert after_a_command.returncode == without_one.returncode == 2
     usage = without_one.stderr.splitlines()[:-1]

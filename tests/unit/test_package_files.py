@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import zipfile
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,11 @@ def test_a_zipped_package_is_read_through_importlib_resources(zipped_package: st
     assert package_files.read_bytes(zipped_package, "data", "b.json") == b'{"b": 2}'
 
 
-def test_an_installed_package_is_read_from_its_folder() -> None:
+def test_an_installed_package_is_read_from_its_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_here(package: str) -> None:
+        raise AssertionError(f"{package} was read through importlib.resources, not from its folder")
+
+    monkeypatch.setattr(resources, "files", not_here)
     folder = Path(sys.modules["service"].__file__ or "").parent
     assert (
         package_files.read_bytes("service.rulesets", "schema.json")
