@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 from helpers import golden_cases
+from werkzeug.test import TestResponse
 
 from service.api import create_app
 from service.rulesets.catalogue import builtin_catalogue
@@ -33,7 +34,10 @@ def signed(tmp_path: Path) -> FlaskClient:
 
 def receipt(client: FlaskClient, path: str, body: Any) -> dict[str, Any]:
     raw = json.dumps(body).encode()
-    answer = client.post(path, data=raw, content_type="application/json")
+    return receipt_of(path, raw, client.post(path, data=raw, content_type="application/json"))
+
+
+def receipt_of(path: str, raw: bytes, answer: TestResponse) -> dict[str, Any]:
     saved = f"HTTP/1.1 {answer.status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in answer.headers.items()) + "\r\n"
     return receipts.from_exchange("POST", path, raw, saved.encode() + answer.get_data())
 
@@ -230,10 +234,18 @@ def test_a_room_nested_as_deep_as_the_reader_allows_is_refused_signed_not_failed
     signed: FlaskClient, leaf: str
 ) -> None:
     """The canonical form of any document the strict reader takes: deep, with fractions, past 2^53."""
+    jwks = signed.get("/.well-known/jwks.json").get_json()
     for depth in (400, 900, 985):  # up to where the reader itself refuses (400, unsigned)
         room = '{"ruleset": "maubinh-2020", "x": ' + "[" * depth + leaf + "]" * depth + "}"
+        batch_body = '{"rooms": [' + room + "]}"
         single = signed.post("/v1/score", data=room, content_type="application/json")
+        batch = signed.post("/v1/score/batch", data=batch_body, content_type="application/json")
         assert single.status_code in ((422,) if depth == 400 else (422, 400))
-        assert single.status_code == 400 or single.get_json()["room_digest"].startswith("sha256:")
-        batch = signed.post("/v1/score/batch", data='{"rooms": [' + room + "]}", content_type="application/json")
         assert batch.status_code in ((200,) if depth == 400 else (200, 400))
+        for path, raw, answer in (("/v1/score", room, single), ("/v1/score/batch", batch_body, batch)):
+            if answer.status_code == 400:  # the reader's own refusal rules on no room: unsigned
+                assert "Signature" not in answer.headers
+                continue
+            assert {"Signature", "Signature-Input", "Content-Digest"} <= set(answer.headers.keys())
+            assert checked(receipt_of(path, raw.encode(), answer), jwks).key_id == jwks["keys"][0]["kid"]
+        assert single.status_code == 400 or single.get_json()["room_digest"].startswith("sha256:")
