@@ -330,7 +330,8 @@ class CallersSource:
 
     def _succeeded(self, shared: bool = False) -> None:
         how = "taken from another worker's reading" if shared else "read"
-        log.info("callers file %s: %d callers", how, len(self._file.callers))
+        count = (self._generation, len(self._file.callers), len(self._file.keys))
+        log.info("callers file %s (reading %d): %d callers, %d keys", how, *count)
         if self.fault is not None:
             self.on_fault(False)
         self.fault = None
