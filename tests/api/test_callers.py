@@ -397,6 +397,9 @@ def test_a_reload_that_fails_any_way_keeps_the_last_good_callers_and_raises_the_
 UNREADABLE = """
 import os, sys
 from service.trust.callers_source import CallersSource
+from service.texts import LANGUAGES, phrasebook
+for language in LANGUAGES:  # the words read now: the package may sit where the uid below cannot look
+    phrasebook(language)
 if os.geteuid() == 0:  # root reads a file of mode 000: the service's own uid (10001 in the image) does not
     os.setgid(65534)
     os.setuid(65534)
