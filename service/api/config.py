@@ -43,6 +43,12 @@ class Settings:
     """A TOML file of callers, each with its keys (as SHA-256), routes, operator rulesets and quota."""
     quota_redis_url: str | None = None
     """Redis, where callers' quotas (rooms_per_minute) are counted across workers and instances."""
+    rounds_redis_url: str | None = None
+    """Redis, where each caller's rounds are recorded with the room they were scored with (scored once)."""
+    rounds_retention_days: int = 7
+    """How long a scored round is kept, and so refuses another room."""
+    rounds_unreachable: str = "closed"
+    """When the rounds' Redis does not answer: ``closed`` (503, nothing scored unchecked) or ``open``."""
     signing_key_file: str | None = None
     """An Ed25519 private key (PEM PKCS#8): answers that rule on rooms are signed with it."""
     published_keys_file: str | None = None
@@ -139,6 +145,13 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+def _unreachable(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("closed", "open"):
+        raise SettingError(Text("setting.one_of", name=name, choices="closed, open", raw=raw[:40]))
+    return value
+
+
 def _path(name: str, raw: str) -> str:
     if not raw.strip():
         raise SettingError(Text("setting.no_file", name=name))
@@ -180,6 +193,9 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("BODY_SECONDS", "body_seconds", _seconds),
     ("API_KEYS", "api_keys", _keys),
     ("QUOTA_REDIS_URL", "quota_redis_url", _redis_url),
+    ("ROUNDS_REDIS_URL", "rounds_redis_url", _redis_url),
+    ("ROUNDS_RETENTION_DAYS", "rounds_retention_days", _count),
+    ("ROUNDS_UNREACHABLE", "rounds_unreachable", _unreachable),
     ("SIGNING_KEY_FILE", "signing_key_file", _path),
     ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
     ("LOG_LEVEL", "log_level", _level),

@@ -67,6 +67,12 @@ QUOTA_STORE_ERRORS = Counter(
     "maubinh_quota_store_errors_total",
     "Times the quota store (MAUBINH_QUOTA_REDIS_URL) did not answer: the requests then went on without quotas",
 )
+ROUNDS_UNCHECKED = Counter(
+    "maubinh_rounds_unchecked_total",
+    "Requests whose rounds could not be checked, the rounds' store (MAUBINH_ROUNDS_REDIS_URL) not answering, by "
+    "what was done: refused (503, MAUBINH_ROUNDS_UNREACHABLE=closed) or scored unchecked (open)",
+    ["outcome"],
+)
 BATCH_ROOMS = Histogram(
     "maubinh_batch_rooms", "Rooms per answered batch", buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 )
@@ -293,6 +299,10 @@ def callers_file_failed(failed: bool) -> None:
 
 def quota_store_failed() -> None:
     _series(QUOTA_STORE_ERRORS).inc()
+
+
+def rounds_unchecked(outcome: str) -> None:
+    _series(ROUNDS_UNCHECKED, outcome).inc()
 
 
 def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str, caller: str) -> None:
