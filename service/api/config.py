@@ -177,6 +177,19 @@ def signing_state(settings: Settings) -> str:
     return "answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set"
 
 
+def rounds_state(settings: Settings) -> str:
+    """The start log's line on rounds scored once (docs/receipts.md)."""
+    if not settings.rounds_redis_url:
+        return "rounds are not recorded: MAUBINH_ROUNDS_REDIS_URL is not set (a round_id may be scored with any room)"
+    from service.api.redis_link import safe_url
+
+    return (
+        f"rounds are scored once: recorded in Redis at {safe_url(settings.rounds_redis_url)} for "
+        f"{settings.rounds_retention_days} days (MAUBINH_ROUNDS_REDIS_URL), failing {settings.rounds_unreachable} "
+        "when it does not answer (MAUBINH_ROUNDS_UNREACHABLE)"
+    )
+
+
 def _level(name: str, raw: str) -> str:
     return raw.upper()
 

@@ -188,6 +188,8 @@ def register(app: Flask) -> None:
     _series(RULESETS, "builtin").set(len(builtin))
     _series(RULESETS, "operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
     _series(RULESETS_FAILED).set(app.config["RULESETS_FAULT"] is not None)
+    for outcome in ("refused", "scored"):  # exported at 0, so that an alert reads them before any fault
+        _series(ROUNDS_UNCHECKED, outcome).inc(0)
 
     @app.before_request
     def arrive() -> None:

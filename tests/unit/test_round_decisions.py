@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from service.api.config import SettingError, Settings, rounds_state
 from service.api.round_store import PENDING, SCORED, Found, Settled, StoreDown, decide, digest_bytes, round_key
 from service.api.rounds import Rounds, RoundsUnchecked, refusal, round_of
 from service.trust.callers import NAME
@@ -152,3 +153,12 @@ def test_a_store_that_does_not_answer_refuses_503_closed_and_scores_unchecked_op
     assert claim.held == [] and claim.refused == {}
     opened.settle(claim, lambda slot: True, lambda slot: "/round_id")
     assert unchecked == ["scored"]
+
+
+def test_the_start_log_says_whether_rounds_are_scored_once_without_the_password() -> None:
+    assert "rounds are not recorded" in rounds_state(Settings())
+    said = rounds_state(Settings.from_env({"MAUBINH_ROUNDS_REDIS_URL": "redis://:secret@redis:6379/1"}))
+    assert "secret" not in said and "redis://…@redis:6379/1 for 7 days" in said and "failing closed" in said
+    with pytest.raises(SettingError):
+        Settings.from_env({"MAUBINH_ROUNDS_UNREACHABLE": "ajar"})
+    assert Settings.from_env({"MAUBINH_ROUNDS_UNREACHABLE": " Open"}).rounds_unreachable == "open"
