@@ -145,10 +145,14 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+ROUNDS_UNREACHABLE = ("closed", "open")
+"""What MAUBINH_ROUNDS_UNREACHABLE may say: fail closed (the default) or open."""
+
+
 def _unreachable(name: str, raw: str) -> str:
     value = raw.strip().lower()
-    if value not in ("closed", "open"):
-        raise SettingError(Text("setting.one_of", name=name, choices="closed, open", raw=raw[:40]))
+    if value not in ROUNDS_UNREACHABLE:
+        raise SettingError(Text("setting.one_of", name=name, choices=", ".join(ROUNDS_UNREACHABLE), raw=raw[:40]))
     return value
 
 

@@ -35,8 +35,6 @@ from service.trust.signing import room_digest
 
 MOST_ROUND_ID_CHARS: Final = 128
 """A round id's longest (validation/schemas.py RoomSchema): a longer one is refused for it, unrecorded."""
-UNREACHABLE: Final = ("closed", "open")
-"""What MAUBINH_ROUNDS_UNREACHABLE may say; the first is the default."""
 
 
 class RoundRefused(Exception):

@@ -188,12 +188,12 @@ def score_batch() -> Response:
     results = score_batch_results(body, _catalogue(caller), settings.max_batch_rooms, language(), answered)
     _count_rooms(len(body["rooms"]), caller)  # the envelope holds: n rooms count n, before any is scored
     outcomes: list[metrics.RoomOutcome | metrics.RoomRefused] = []
-    g.batch_outcomes = outcomes
     with each_scored_once(body["rooms"]) as (refused, scored):  # a room refused for its round is not scored
         answered.update(refused)
         bound = (bind_room(result, room) for result, room in zip(_taking_turns(results), body["rooms"], strict=True))
         body = dumps_results((metrics.noted(result, outcomes) for result in bound), language())
         scored.extend(isinstance(outcome, metrics.RoomOutcome) for outcome in outcomes)
+    g.batch_outcomes = outcomes  # counted once recorded: a batch refused for a round it lost scored nothing
     return Response(body, status=200, content_type="application/json")
 
 

@@ -188,3 +188,31 @@ def test_a_refusal_for_the_round_is_signed_names_both_rooms_and_its_receipt_veri
     checked = client.post("/v1/verify", json=receipt).get_json()["receipt"]
     assert checked["verified"] and not checked["rescored"]  # the refusal rests on the record, not on the rules
     assert [row["outcome"] for row in checked["checks"]] == ["passed", "passed", "passed", "not_known"]
+
+
+def test_a_round_taken_by_another_room_while_a_batch_scored_refuses_the_batch_and_records_none(
+    url: str, redis_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redis
+
+    from service.api.rounds import Rounds
+
+    held, claim = redis.Redis(port=redis_port), Rounds.claim
+
+    def lapsed(self: Rounds, rooms: Any, caller: str) -> Any:
+        made = claim(self, rooms, caller)  # then the claim of "b" lapses, and another room takes the round
+        held.set(round_key(caller, "b"), PENDING + digest_bytes(room_digest(room("b", stake=9))), ex=IN_FLIGHT_SECONDS)
+        return made
+
+    monkeypatch.setattr(Rounds, "claim", lapsed)
+    client = instance(url).test_client()
+    scored_before = rooms_scored(client)
+    refused = client.post("/v1/score/batch", json={"rooms": [room("a"), room("b")]})
+    assert refused.status_code == 409 and refused.get_json()["errors"][0]["pointer"] == "/rooms/1/round_id"
+    assert held.get(round_key("anonymous", "a")) is None  # nothing of the batch recorded
+    assert rooms_scored(client) == scored_before  # nor counted as scored
+
+
+def rooms_scored(client: FlaskClient) -> float:
+    lines = client.get("/metrics").get_data(as_text=True).splitlines()
+    return sum(float(line.split()[-1]) for line in lines if line.startswith("maubinh_rooms_scored_total{"))
