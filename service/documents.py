@@ -7,7 +7,7 @@ duplicate keys, no runaway nesting) and returns the response body, or raises
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from service.contract import MAX_EXACT_AMOUNT, Fault, Room, RoomRejected
@@ -57,16 +57,25 @@ def score_document(raw: Any, catalogue: Catalogue | None = None, language: Langu
 
 
 def score_batch_results(
-    raw: Any, catalogue: Catalogue | None = None, max_rooms: int = 500, language: Language = "en"
+    raw: Any,
+    catalogue: Catalogue | None = None,
+    max_rooms: int = 500,
+    language: Language = "en",
+    answered: Mapping[int, dict[str, Any]] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Many rooms in one request: each result is exactly what ``POST /v1/score`` answers for that
     room, or that room's problem document (with its own status); one bad room never fails the rest.
     The envelope is checked now; the rooms are scored one at a time, as the results are taken, so
-    that a caller encoding each as it comes never holds a whole batch of result trees."""
+    that a caller encoding each as it comes never holds a whole batch of result trees. A room whose
+    index ``answered`` holds (read as the results are taken: a room refused for its round over HTTP)
+    is given that answer, unscored."""
     rooms = load_batch(raw, max_rooms)
 
     def results() -> Iterator[dict[str, Any]]:
         for index, room in enumerate(rooms):
+            if answered and index in answered:
+                yield answered[index]
+                continue
             with stage("room", index=index):  # closed before the yield: a stage never spans a caller's code
                 try:
                     result = score_document(room, catalogue, language)

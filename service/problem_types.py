@@ -67,6 +67,9 @@ PROBLEM_TYPES: Final = {
     "quota-exceeded": ProblemType(
         429, "problem.quota_exceeded", "problem.type_quota_exceeded_meaning", "problem.type_quota_exceeded_instead"
     ),
+    "round-in-flight": ProblemType(
+        409, "problem.round_in_flight", "problem.type_round_in_flight_meaning", "problem.type_round_in_flight_instead"
+    ),
     "busy": ProblemType(503, "problem.busy", "problem.type_busy_meaning", "problem.type_busy_instead"),
     "http-error": ProblemType(
         None, "problem.other", "problem.type_http_error_meaning", "problem.type_http_error_instead"

@@ -11,8 +11,21 @@ from typing import Any
 
 from flask import Flask
 
-from service.api import auth, batch_slots, connection, errors, language, logs, metrics, quotas, signatures, tracing
+from service.api import (
+    auth,
+    batch_slots,
+    connection,
+    errors,
+    language,
+    logs,
+    metrics,
+    quotas,
+    rounds,
+    signatures,
+    tracing,
+)
 from service.api.config import Settings, callers_of, signing_of
+from service.api.round_store import RoundStore
 from service.api.views import api
 from service.game.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
@@ -50,6 +63,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     auth.register(app, callers)
     batch_slots.register(app, settings.batch_slots)
     quotas.register(app, quotas.QuotaStore(settings.quota_redis_url, metrics.quota_store_failed))
+    rounds.register(app, rounds_of(settings))
     signatures.register(app, *signing_of(settings))
     errors.register(app)
     language.register(app)
@@ -60,6 +74,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         for ruleset in known.versions(ruleset_id):
             hand_table(ruleset.wheel)
     return app
+
+
+def rounds_of(settings: Settings) -> rounds.Rounds | None:
+    """Rounds scored once, when MAUBINH_ROUNDS_REDIS_URL names where they are recorded."""
+    if not settings.rounds_redis_url:
+        return None
+    store = RoundStore(settings.rounds_redis_url, settings.rounds_retention_days)
+    return rounds.Rounds(store, settings.rounds_unreachable == "open", metrics.rounds_unchecked)
 
 
 def catalogue(settings: Settings) -> Catalogue:

@@ -43,6 +43,12 @@ class Settings:
     """A TOML file of callers, each with its keys (as SHA-256), routes, operator rulesets and quota."""
     quota_redis_url: str | None = None
     """Redis, where callers' quotas (rooms_per_minute) are counted across workers and instances."""
+    rounds_redis_url: str | None = None
+    """Redis, where each caller's rounds are recorded with the room they were scored with (scored once)."""
+    rounds_retention_days: int = 7
+    """How long a scored round is kept, and so refuses another room."""
+    rounds_unreachable: str = "closed"
+    """When the rounds' Redis does not answer: ``closed`` (503, nothing scored unchecked) or ``open``."""
     signing_key_file: str | None = None
     """An Ed25519 private key (PEM PKCS#8): answers that rule on rooms are signed with it."""
     published_keys_file: str | None = None
@@ -139,6 +145,17 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+ROUNDS_UNREACHABLE = ("closed", "open")
+"""What MAUBINH_ROUNDS_UNREACHABLE may say: fail closed (the default) or open."""
+
+
+def _unreachable(name: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ROUNDS_UNREACHABLE:
+        raise SettingError(Text("setting.one_of", name=name, choices=", ".join(ROUNDS_UNREACHABLE), raw=raw[:40]))
+    return value
+
+
 def _path(name: str, raw: str) -> str:
     if not raw.strip():
         raise SettingError(Text("setting.no_file", name=name))
@@ -164,6 +181,19 @@ def signing_state(settings: Settings) -> str:
     return "answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set"
 
 
+def rounds_state(settings: Settings) -> str:
+    """The start log's line on rounds scored once (docs/receipts.md)."""
+    if not settings.rounds_redis_url:
+        return "rounds are not recorded: MAUBINH_ROUNDS_REDIS_URL is not set (a round_id may be scored with any room)"
+    from service.api.redis_link import safe_url
+
+    return (
+        f"rounds are scored once: recorded in Redis at {safe_url(settings.rounds_redis_url)} for "
+        f"{settings.rounds_retention_days} days (MAUBINH_ROUNDS_REDIS_URL), failing {settings.rounds_unreachable} "
+        "when it does not answer (MAUBINH_ROUNDS_UNREACHABLE)"
+    )
+
+
 def _level(name: str, raw: str) -> str:
     return raw.upper()
 
@@ -180,6 +210,9 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("BODY_SECONDS", "body_seconds", _seconds),
     ("API_KEYS", "api_keys", _keys),
     ("QUOTA_REDIS_URL", "quota_redis_url", _redis_url),
+    ("ROUNDS_REDIS_URL", "rounds_redis_url", _redis_url),
+    ("ROUNDS_RETENTION_DAYS", "rounds_retention_days", _count),
+    ("ROUNDS_UNREACHABLE", "rounds_unreachable", _unreachable),
     ("SIGNING_KEY_FILE", "signing_key_file", _path),
     ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
     ("LOG_LEVEL", "log_level", _level),

@@ -11,6 +11,7 @@ from service.api.connection import close_after_answer
 from service.api.language import language
 from service.api.logs import logger
 from service.api.metrics import refusal_codes
+from service.api.rounds import RoundRefused
 from service.api.signatures import bind_room
 from service.api.views import TooManyValues
 from service.contract import RoomRejected
@@ -100,6 +101,10 @@ def register(app: Flask) -> None:
         problem = problem_for(error)
         assert problem is not None
         return problem_response(*problem)
+
+    @app.errorhandler(RoundRefused)
+    def round_refused(error: RoundRefused) -> Response:
+        return problem_response(error.status, error.problem)
 
     @app.errorhandler(Exception)
     def internal_error(error: Exception) -> Response:

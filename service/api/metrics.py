@@ -67,6 +67,12 @@ QUOTA_STORE_ERRORS = Counter(
     "maubinh_quota_store_errors_total",
     "Times the quota store (MAUBINH_QUOTA_REDIS_URL) did not answer: the requests then went on without quotas",
 )
+ROUNDS_UNCHECKED = Counter(
+    "maubinh_rounds_unchecked_total",
+    "Requests whose rounds could not be checked, the rounds' store (MAUBINH_ROUNDS_REDIS_URL) not answering, by "
+    "what was done: refused (503, MAUBINH_ROUNDS_UNREACHABLE=closed) or scored unchecked (open)",
+    ["outcome"],
+)
 BATCH_ROOMS = Histogram(
     "maubinh_batch_rooms", "Rooms per answered batch", buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 )
@@ -182,6 +188,8 @@ def register(app: Flask) -> None:
     _series(RULESETS, "builtin").set(len(builtin))
     _series(RULESETS, "operator").set(len(app.config["CATALOGUE"].latest.keys() - builtin.keys()))
     _series(RULESETS_FAILED).set(app.config["RULESETS_FAULT"] is not None)
+    for outcome in ("refused", "scored"):  # exported at 0, so that an alert reads them before any fault
+        _series(ROUNDS_UNCHECKED, outcome).inc(0)
 
     @app.before_request
     def arrive() -> None:
@@ -293,6 +301,10 @@ def callers_file_failed(failed: bool) -> None:
 
 def quota_store_failed() -> None:
     _series(QUOTA_STORE_ERRORS).inc()
+
+
+def rounds_unchecked(outcome: str) -> None:
+    _series(ROUNDS_UNCHECKED, outcome).inc()
 
 
 def count_rooms(outcomes: Iterable[RoomOutcome | RoomRefused], route: str, caller: str) -> None:

@@ -12,9 +12,9 @@ Windows are clock minutes, so a caller may use its quota at the end of one and a
 of the next; in any one minute of the clock it gets at most its quota. The instances' clocks pick the
 window (NTP keeps them within milliseconds).
 
-Callers without a quota never touch Redis. When Redis does not answer (``TIMEOUT_SECONDS``), scoring
-goes on without quotas: the fault is logged once, counted, and Redis is left alone for a while
-(``BACKOFF_SECONDS``, doubling up to ``MOST_BACKOFF_SECONDS``) so that no request waits on it. A request
+Callers without a quota never touch Redis. When Redis does not answer (service/api/redis_link.py: its
+timeout, and the rest it then takes), scoring goes on without quotas: the fault is logged once and
+counted, and no request waits on Redis while it rests. A request
 the count found over its quota is refused even when giving its rooms back then fails (they stay counted
 until the minute ends): what is known to be over the quota is never let through.
 """
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 from flask import Flask, Response, g
 from werkzeug.exceptions import TooManyRequests
 
+from service.api.redis_link import Rest, client, safe_url
 from service.texts import Text
 from service.trust.callers import Caller, Callers
 
@@ -41,10 +42,6 @@ if TYPE_CHECKING:
 POLICY: Final = "rooms"
 """The policy's name in RateLimit-Policy and RateLimit; its quota unit (``qu``) is rooms too."""
 WINDOW_SECONDS: Final = 60
-TIMEOUT_SECONDS: Final = 0.25
-"""How long a request waits on Redis before it is scored without a quota."""
-BACKOFF_SECONDS: Final = 1.0
-MOST_BACKOFF_SECONDS: Final = 30.0
 KEY_PREFIX: Final = "maubinh-quota"
 
 log = logging.getLogger("maubinh.quotas")
@@ -84,35 +81,33 @@ class QuotaStore:
 
     def __init__(self, url: str | None, on_error: Callable[[], None] = lambda: None) -> None:
         self.url = url
-        self._on_error = on_error
         self._store: RedisStorage | None = None
         self._failure: type[Exception] = Exception
         if url:  # imported only here: redis imports OpenTelemetry, which a service without quotas never loads
             from limits.errors import StorageError
             from limits.storage import RedisStorage
-            from redis.backoff import NoBackoff
-            from redis.retry import Retry
 
             self._failure = StorageError
-            self._store = RedisStorage(
-                url,
-                key_prefix=KEY_PREFIX,
-                wrap_exceptions=True,
-                socket_timeout=TIMEOUT_SECONDS,
-                socket_connect_timeout=TIMEOUT_SECONDS,
-                # redis-py retries 3 times with backoff by default: seconds a request, with Redis down
-                retry=Retry(NoBackoff(), 0),  # type: ignore[arg-type]
-            )
-        self._resting_until = 0.0
-        self._backoff = BACKOFF_SECONDS
-        self.failing = False
+            pool = client(url).connection_pool  # the rounds' store shares it when their URLs are the same
+            self._store = RedisStorage(url, connection_pool=pool, key_prefix=KEY_PREFIX, wrap_exceptions=True)
+        self._rest = Rest(
+            url,
+            log,
+            "quota store does not answer, scoring goes on without quotas",
+            "quota store answers again: quotas are kept",
+            on_error,
+        )
+
+    @property
+    def failing(self) -> bool:
+        return self._rest.failing
 
     def take(self, caller: Caller, rooms: int) -> Window | None:
         """Count ``rooms`` against the caller's quota; None when it has none or the store is not answering."""
         if caller.rooms_per_minute is None or self._store is None:
             return None
         now = time.monotonic()
-        if now < self._resting_until:
+        if self._rest.resting(now):
             return None
         quota = caller.rooms_per_minute
         clock = time.time()
@@ -121,27 +116,17 @@ class QuotaStore:
         try:
             used = self._store.get(key) if rooms == 0 else self._store.incr(key, WINDOW_SECONDS * 2, amount=rooms)
         except self._failure as error:  # limits' StorageError, wrapping the client's own
-            self._failed(now, _cause(error))
+            self._rest.failed(_cause(error), now)
             return None
-        if self.failing:
-            log.warning("quota store answers again: quotas are kept (%s)", _safe(self.url))
-            self.failing, self._backoff = False, BACKOFF_SECONDS
+        self._rest.answered()
         admitted, left = standing(used, quota, rooms)
         if not admitted:
             try:
                 self._store.incr(key, WINDOW_SECONDS * 2, amount=-rooms)  # refused: its rooms back
             except self._failure as error:  # the refusal stands: the count said it is over its quota
-                self._failed(now, _cause(error))
+                self._rest.failed(_cause(error), now)
         reset = max(1, math.ceil((minute + 1) * WINDOW_SECONDS - clock))
         return Window(admitted, quota, left, reset)
-
-    def _failed(self, now: float, error: Exception) -> None:
-        self._on_error()
-        if not self.failing:
-            log.error("quota store does not answer, scoring goes on without quotas: %s (%s)", error, _safe(self.url))
-        self.failing = True
-        self._resting_until = now + self._backoff
-        self._backoff = min(self._backoff * 2, MOST_BACKOFF_SECONDS)
 
 
 def counter_key(caller: Caller, minute: int) -> str:
@@ -171,21 +156,13 @@ def quota_state(found: Callers, url: str | None) -> tuple[Text, bool]:
         return Text("callers.quotas_none"), True
     listed = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
     if url:
-        return Text("callers.quotas_counted", url=_safe(url), count=len(names), names=listed), True
+        return Text("callers.quotas_counted", url=safe_url(url), count=len(names), names=listed), True
     return Text("callers.quotas_unenforced", count=len(names), names=listed), False
 
 
 def _cause(error: Any) -> Exception:
     cause: Exception = getattr(error, "storage_error", error)
     return cause
-
-
-def _safe(url: str | None) -> str:
-    """The URL without its password, for the log."""
-    if not url or "@" not in url:
-        return url or ""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
 
 
 def partition_key(caller: Caller) -> str:

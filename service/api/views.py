@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from importlib import resources
 from typing import Any
 
@@ -31,6 +32,7 @@ from service.api.connection import body_taken
 from service.api.language import first_choices, language
 from service.api.problem_pages import problem_page
 from service.api.quotas import take_rooms
+from service.api.rounds import each_scored_once, scored_once
 from service.api.rules_page import rules_page
 from service.api.signatures import bind_room, published_keys
 from service.documents import (
@@ -146,18 +148,20 @@ def _count_rooms(rooms: int, caller: Caller | None) -> None:
     take_rooms(current_app.extensions["maubinh.quotas"], caller, rooms)
 
 
-def _answer(operation: Operation, signed: bool = False, document: Any = None) -> Response:
+def _answer(operation: Operation, signed: bool = False, document: Any = None, once: bool = False) -> Response:
+    """``once``: the room's round scored with this room only (service/api/rounds.py)."""
     document = _json_body() if document is None else document
     caller = the_caller()
     _count_rooms(1, caller)  # a room scored, verified, evaluated or arranged: after the body parses, before the work
-    body = operation(document, _catalogue(caller), language())
+    with scored_once(document) if once else nullcontext():
+        body = operation(document, _catalogue(caller), language())
     g.outcome = body
     return _ok(bind_room(body, document) if signed else body)
 
 
 @api.post("/v1/score", provide_automatic_options=False)
 def score() -> Response:
-    return _answer(score_document, signed=True)
+    return _answer(score_document, signed=True, once=True)
 
 
 def _taking_turns(results: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -180,13 +184,16 @@ def score_batch() -> Response:
     take_batch_slot()
     request.max_content_length = settings.max_batch_bytes
     body = _json_body(values=settings.max_batch_rooms * VALUES_PER_ROOM)
-    caller = the_caller()
-    results = score_batch_results(body, _catalogue(caller), settings.max_batch_rooms, language())
+    caller, answered = the_caller(), dict[int, dict[str, Any]]()
+    results = score_batch_results(body, _catalogue(caller), settings.max_batch_rooms, language(), answered)
     _count_rooms(len(body["rooms"]), caller)  # the envelope holds: n rooms count n, before any is scored
     outcomes: list[metrics.RoomOutcome | metrics.RoomRefused] = []
-    g.batch_outcomes = outcomes
-    bound = (bind_room(result, room) for result, room in zip(_taking_turns(results), body["rooms"], strict=True))
-    body = dumps_results((metrics.noted(result, outcomes) for result in bound), language())
+    with each_scored_once(body["rooms"]) as (refused, scored):  # a room refused for its round is not scored
+        answered.update(refused)
+        bound = (bind_room(result, room) for result, room in zip(_taking_turns(results), body["rooms"], strict=True))
+        body = dumps_results((metrics.noted(result, outcomes) for result in bound), language())
+        scored.extend(isinstance(outcome, metrics.RoomOutcome) for outcome in outcomes)
+    g.batch_outcomes = outcomes  # counted once recorded: a batch refused for a round it lost scored nothing
     return Response(body, status=200, content_type="application/json")
 
 

@@ -131,10 +131,11 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def when_ready(server: Any) -> None:
-    """The start log says whether /v1 needs a key, and whether quotas are enforced (a warning when callers
-    have one and no Redis counts it). The master's own per-process gauges (made as the app was preloaded)
-    are no worker's: gone. The last good callers get their shared folder before the first fork."""
-    from service.api.config import Settings, key_requirement, signing_state
+    """The start log says whether /v1 needs a key, whether rounds are scored once, and whether quotas are
+    enforced (a warning when callers have one and no Redis counts it). The master's own per-process gauges
+    (made as the app was preloaded) are no worker's: gone. The last good callers get their shared folder
+    before the first fork."""
+    from service.api.config import Settings, key_requirement, rounds_state, signing_state
     from service.api.quotas import quota_state
     from service.api.wsgi import app
     from service.support import metrics_store
@@ -142,6 +143,7 @@ def when_ready(server: Any) -> None:
     settings = Settings.from_env()
     server.log.info(key_requirement(settings))
     server.log.info(signing_state(settings))
+    server.log.info(rounds_state(settings))
     said, enforced = quota_state(app.extensions["maubinh.callers"].callers, settings.quota_redis_url)
     (server.log.info if enforced else server.log.warning)(said)
     metrics_store.mark_dead(os.getpid())

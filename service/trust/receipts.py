@@ -299,13 +299,26 @@ def _ledger(result: Any) -> Any:
     return ("scored", sorted(lines), [(p["id"], p["amount"]) for p in result["players"]])
 
 
+ROUND_CODES: Final = frozenset({"round_already_scored", "round_in_flight"})
+"""Refusals for a room's round (service/api/rounds.py): they rest on the service's record of which room each
+round was scored with, not on the rules, and no re-scoring can repeat them."""
+
+
+def _refused_for_its_round(answered: Any) -> bool:
+    errors = answered.get("errors") if isinstance(answered, dict) and "ledger" not in answered else None
+    codes = {fault.get("code") for fault in errors if isinstance(fault, dict)} if isinstance(errors, list) else set()
+    return bool(codes) and codes <= ROUND_CODES
+
+
 def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     """Re-scores a receipt's rooms under the rulesets its answers pin (id, version and digest) with
-    ``catalogue``; None where one of them is not known here."""
+    ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
     from service.contract import RoomRejected
     from service.documents import score_document
 
     def one(room: Any, answered: Any) -> bool | None:
+        if _refused_for_its_round(answered):
+            return None
         pinned = answered.get("ruleset") if isinstance(answered, dict) else None
         request = dict(room) if isinstance(room, dict) else room
         if isinstance(pinned, dict) and isinstance(request, dict) and isinstance(request.get("ruleset"), str):

@@ -1,15 +1,9 @@
-"""Quotas across instances: two `maubinh serve` share Debian's redis-server on loopback.
-
-Without redis-server these tests fail, unless MAUBINH_REQUIRE_REDIS=0 lets them skip (a laptop without it).
-"""
+"""Quotas across instances: two `maubinh serve` share Debian's redis-server on loopback (tests/redis_server.py)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -20,6 +14,7 @@ from typing import Any
 
 import pytest
 from helpers import golden_cases
+from redis_server import redis_command, redis_server
 from server import free_port, start
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
@@ -29,34 +24,8 @@ LIMITED, FREE = "mbk_limited-key", "mbk_free-key"
 
 @pytest.fixture(scope="module")
 def redis_port() -> Iterator[int]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("MAUBINH_REQUIRE_REDIS") == "0":
-            pytest.skip("no redis-server (MAUBINH_REQUIRE_REDIS=0)")
-        pytest.fail("no redis-server: apt-get install redis-server (MAUBINH_REQUIRE_REDIS=0 skips these tests)")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield port
-    process.kill()
-    process.wait()
-
-
-def redis_command(port: int, *words: str) -> bytes:
-    """One command in RESP, its raw reply (enough for INFO and FLUSHALL)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
-        sock.sendall(f"*{len(words)}\r\n".encode() + b"".join(f"${len(w)}\r\n{w}\r\n".encode() for w in words))
-        time.sleep(0.05)
-        return sock.recv(65536)
+    with redis_server() as port:
+        yield port
 
 
 def commands_processed(port: int) -> int:

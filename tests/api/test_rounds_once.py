@@ -1,0 +1,218 @@
+"""Rounds scored once (MAUBINH_ROUNDS_REDIS_URL), in process against Debian's redis-server: two apps stand for
+two instances sharing one Redis; threads race two rooms for one round; the store stopped, closed and open."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from helpers import golden_cases
+from redis_server import redis_command, redis_server
+from server import free_port
+
+from service.api import create_app
+from service.api.round_store import IN_FLIGHT_SECONDS, PENDING, digest_bytes, round_key
+from service.trust.signing import room_digest
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+ALPHA, BETA = "mbk_alpha-rounds", "mbk_beta-rounds"
+RECEIPT_KEY = Path(__file__).parents[1] / "receipts" / "test-vector-key.pem"
+
+
+@pytest.fixture(scope="module")
+def redis_port() -> Iterator[int]:
+    with redis_server() as port:
+        yield port
+
+
+@pytest.fixture
+def url(redis_port: int) -> str:
+    redis_command(redis_port, "FLUSHALL")
+    return f"redis://127.0.0.1:{redis_port}/0"
+
+
+@pytest.fixture
+def callers(tmp_path: Path) -> str:
+    path = tmp_path / "callers.toml"
+    path.write_text(
+        "".join(
+            f'[callers.{name}]\nkeys = [{{ sha256 = "{hashlib.sha256(key.encode()).hexdigest()}" }}]\n'
+            for name, key in (("club-alpha", ALPHA), ("club-beta", BETA))
+        )
+    )
+    return str(path)
+
+
+def instance(url: str, callers: str | None = None, **settings: Any) -> Flask:
+    more = {"callers_file": callers} if callers else {}
+    return create_app({"log_requests": False, "rounds_redis_url": url, **more, **settings})
+
+
+def room(round_id: str = "r-1", stake: int = 1) -> dict[str, Any]:
+    return {**E1, "round_id": round_id, "stake": stake}
+
+
+def as_caller(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_a_round_scores_again_with_its_room_and_refuses_another_on_either_instance(url: str, callers: str) -> None:
+    first, second = instance(url, callers).test_client(), instance(url, callers).test_client()
+    scored = first.post("/v1/score", json=room(), headers=as_caller(ALPHA))
+    assert scored.status_code == 200
+    again = second.post("/v1/score", json=room(), headers=as_caller(ALPHA))
+    assert again.status_code == 200 and again.get_json()["ledger"] == scored.get_json()["ledger"]
+    for client in (first, second):
+        refused = client.post("/v1/score", json=room(stake=2), headers=as_caller(ALPHA))
+        assert refused.status_code == 422
+        problem = refused.get_json()
+        assert [(f["pointer"], f["code"]) for f in problem["errors"]] == [("/round_id", "round_already_scored")]
+        assert problem["first_room_digest"] == room_digest(room())
+        assert room_digest(room()) in problem["errors"][0]["message"]
+    assert second.post("/v1/score", json=room(stake=2), headers=as_caller(BETA)).status_code == 200  # beta's own round
+
+
+def test_a_room_refused_for_its_content_or_without_a_round_id_is_not_recorded(url: str) -> None:
+    client = instance(url).test_client()
+    broken = room()
+    broken["players"] = [dict(broken["players"][0]), *broken["players"][1:]]
+    broken["players"][0]["back"] = ["AS"] * 5  # a card five times
+    assert client.post("/v1/score", json=broken).status_code == 422
+    assert client.post("/v1/score", json=room(stake=3)).status_code == 200  # the round was still free
+    bare = {**E1}
+    assert client.post("/v1/score", json=bare).status_code == 200
+    assert client.post("/v1/score", json={**bare, "stake": 2}).status_code == 200
+    amounts = {
+        player["id"]: player["amount"]
+        for player in client.post("/v1/score", json={**E1, "stake": 1}).get_json()["players"]
+    }
+    verified = client.post("/v1/verify", json={**room("audited"), "claimed": {"amounts": amounts}})
+    assert verified.status_code == 200 and verified.get_json()["agrees"]
+    assert client.post("/v1/score", json=room("audited", 5)).status_code == 200  # verify recorded nothing
+
+
+def test_a_batch_refuses_a_rerolled_room_in_its_slot_and_scores_the_others(url: str) -> None:
+    client = instance(url).test_client()
+    assert client.post("/v1/score", json=room("old")).status_code == 200
+    rooms = [room("old", stake=2), room("new"), room("new", stake=4), room("new"), {**E1}, room("old")]
+    answer = client.post("/v1/score/batch", json={"rooms": rooms})
+    assert answer.status_code == 200
+    results = answer.get_json()["results"]
+    assert [r.get("status", 200) for r in results] == [422, 200, 409, 200, 200, 200]
+    assert results[0]["errors"][0]["code"] == "round_already_scored"
+    assert results[0]["first_room_digest"] == room_digest(room("old"))
+    assert results[2]["type"] == "/problems/round-in-flight" and results[2]["errors"][0]["code"] == "round_in_flight"
+    assert client.post("/v1/score", json=room("new", stake=4)).get_json()["first_room_digest"] == room_digest(
+        room("new")
+    )
+
+
+def race(clients: list[FlaskClient], round_id: str) -> list[int]:
+    """Each client sends its own room for ``round_id``, all at once (a barrier): their statuses."""
+    start, statuses = threading.Barrier(len(clients)), [0] * len(clients)
+
+    def send(n: int, client: FlaskClient) -> None:
+        start.wait()
+        statuses[n] = client.post("/v1/score", json=room(round_id, stake=n + 1)).status_code
+
+    threads = [threading.Thread(target=send, args=(n, client)) for n, client in enumerate(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statuses
+
+
+def test_two_rooms_racing_for_one_round_across_two_instances_exactly_one_scores(url: str) -> None:
+    clients = [instance(url).test_client(), instance(url).test_client()]
+    outcomes = [sorted(race(clients, f"race-{n}")) for n in range(30)]
+    assert all(statuses[0] == 200 and statuses[1] in (409, 422) for statuses in outcomes), outcomes
+
+
+def test_while_the_first_room_is_in_flight_another_gets_409_and_the_same_room_scores(url: str, redis_port: int) -> None:
+    import redis
+
+    held = redis.Redis(port=redis_port)
+    held.set(round_key("anonymous", "r-1"), PENDING + digest_bytes(room_digest(room())), ex=IN_FLIGHT_SECONDS)
+    client = instance(url).test_client()
+    refused = client.post("/v1/score", json=room(stake=2))
+    assert refused.status_code == 409 and refused.content_type == "application/problem+json"
+    assert refused.get_json()["first_room_digest"] == room_digest(room())
+    assert client.post("/v1/score", json=room()).status_code == 200  # the same room, scored again
+    assert client.post("/v1/score", json=room(stake=2)).status_code == 422  # and now it is recorded
+    page = client.get("/problems/round-in-flight", headers={"Accept-Language": "vi"})
+    assert page.status_code == 200 and "Ván đang được tính" in page.get_data(as_text=True)
+
+
+def test_a_stopped_store_refuses_503_closed_and_scores_unchecked_open(url: str) -> None:
+    gone = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    closed = instance(gone).test_client()
+    refused = closed.post("/v1/score", json=room())
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    assert refused.get_json()["type"] == "/problems/service-unavailable"
+    assert "MAUBINH_ROUNDS_UNREACHABLE" in refused.get_json()["detail"]
+    assert closed.post("/v1/score", json=E1).status_code == 200  # a room without a round never asks the store
+    assert closed.post("/v1/score/batch", json={"rooms": [room()]}).status_code == 503
+    opened = instance(gone, rounds_unreachable="open").test_client()
+    assert opened.post("/v1/score", json=room()).status_code == 200
+    assert opened.post("/v1/score", json=room(stake=2)).status_code == 200  # unchecked: the price of open
+    metrics = opened.get("/metrics").get_data(as_text=True)
+    assert 'maubinh_rounds_unchecked_total{outcome="scored"}' in metrics
+    assert 'maubinh_rounds_unchecked_total{outcome="refused"}' in metrics
+
+
+def test_a_refusal_for_the_round_is_signed_names_both_rooms_and_its_receipt_verifies(url: str) -> None:
+    client = instance(url, signing_key_file=str(RECEIPT_KEY)).test_client()
+    assert client.post("/v1/score", json=room()).status_code == 200
+    sent = json.dumps(room(stake=2))
+    refused = client.post("/v1/score", data=sent, content_type="application/json")
+    assert refused.status_code == 422 and "Signature" in refused.headers
+    problem = refused.get_json()
+    assert problem["room_digest"] == room_digest(room(stake=2))
+    assert problem["first_room_digest"] == room_digest(room())
+    headers = {
+        name: refused.headers[name] for name in ("Content-Type", "Content-Digest", "Signature-Input", "Signature")
+    }
+    receipt = {
+        "receipt": 1,
+        "request": {"method": "POST", "path": "/v1/score", "body": sent},
+        "response": {"status": 422, "headers": headers, "body": refused.get_data(as_text=True)},
+    }
+    checked = client.post("/v1/verify", json=receipt).get_json()["receipt"]
+    assert checked["verified"] and not checked["rescored"]  # the refusal rests on the record, not on the rules
+    assert [row["outcome"] for row in checked["checks"]] == ["passed", "passed", "passed", "not_known"]
+
+
+def test_a_round_taken_by_another_room_while_a_batch_scored_refuses_the_batch_and_records_none(
+    url: str, redis_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redis
+
+    from service.api.rounds import Rounds
+
+    held, claim = redis.Redis(port=redis_port), Rounds.claim
+
+    def lapsed(self: Rounds, rooms: Any, caller: str) -> Any:
+        made = claim(self, rooms, caller)  # then the claim of "b" lapses, and another room takes the round
+        held.set(round_key(caller, "b"), PENDING + digest_bytes(room_digest(room("b", stake=9))), ex=IN_FLIGHT_SECONDS)
+        return made
+
+    monkeypatch.setattr(Rounds, "claim", lapsed)
+    client = instance(url).test_client()
+    scored_before = rooms_scored(client)
+    refused = client.post("/v1/score/batch", json={"rooms": [room("a"), room("b")]})
+    assert refused.status_code == 409 and refused.get_json()["errors"][0]["pointer"] == "/rooms/1/round_id"
+    assert held.get(round_key("anonymous", "a")) is None  # nothing of the batch recorded
+    assert rooms_scored(client) == scored_before  # nor counted as scored
+
+
+def rooms_scored(client: FlaskClient) -> float:
+    lines = client.get("/metrics").get_data(as_text=True).splitlines()
+    return sum(float(line.split()[-1]) for line in lines if line.startswith("maubinh_rooms_scored_total{"))
