@@ -20,6 +20,9 @@ from service.bulk.receipt_runs import FAILURES_KEPT, Run
 from service.bulk.report_page import PAGE_HEAD, STYLE, Page
 from service.texts import Language
 
+JSON, HTML = ".json", ".html"
+"""The report's files are report.json and report.html."""
+
 
 def figures(done: Run, thumbprints: tuple[str, ...]) -> dict[str, Any]:
     """report.json: what was checked, the counts, the re-rolled rounds and the failing receipts."""
@@ -140,5 +143,5 @@ def write_report(folder: str, done: Run, thumbprints: tuple[str, ...], language:
     where = Path(folder)
     where.mkdir(parents=True, exist_ok=True)
     shown = figures(done, thumbprints)
-    (where / "report.json").write_text(json.dumps(shown, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    (where / "report.html").write_text(ReceiptsPage(language).html(shown), encoding="utf-8")
+    (where / f"report{JSON}").write_text(json.dumps(shown, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    (where / f"report{HTML}").write_text(ReceiptsPage(language).html(shown), encoding="utf-8")
