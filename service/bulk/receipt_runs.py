@@ -33,7 +33,7 @@ LINES_SUFFIXES = (".jsonl", ".ndjson")
 FOLDER_SUFFIXES = (".json", *LINES_SUFFIXES)
 """The files a folder is searched for (every depth, in name order); any other file in it is not read."""
 WHOLE_FILE_BYTES = 64 * 1024 * 1024
-"""A receipt file's most bytes (a batch of 500 rooms is some 3 MB), as a single receipt has always been read."""
+"""A receipt file's most bytes (a batch of 500 rooms is some 5 MB), as a single receipt has always been read."""
 CHUNK = 128
 ROUND_SCORED_TWICE = "round_scored_twice"
 FAILURES_KEPT = 1000

@@ -314,11 +314,21 @@ def _ledger(result: Any) -> Any:
     return ("scored", sorted(lines), [(p["id"], p["amount"]) for p in result["players"]])
 
 
+def _settled(result: Any) -> Any:
+    """:func:`_ledger` of a result as :func:`service.documents.settle_room` gives it: the same lines and
+    amounts its answer would state, without writing the answer."""
+    stake = result.room.stake
+    lines = [
+        (line.step, line.payer, line.payee, line.units, line.units * stake, line.position) for line in result.ledger
+    ]
+    return ("scored", sorted(lines), [(p.id, p.units * stake) for p in result.players])
+
+
 def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     """Re-scores a receipt's rooms under the rulesets its answers pin (id, version and digest) with
     ``catalogue``; None where one of them is not known here."""
     from service.contract import RoomRejected
-    from service.documents import score_document
+    from service.documents import settle_room
 
     def one(room: Any, answered: Any) -> bool | None:
         pinned = answered.get("ruleset") if isinstance(answered, dict) else None
@@ -329,13 +339,13 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
                 return None
             request["ruleset"] = f"{pinned['id']}@{pinned['version']}"
         try:
-            again = score_document(request, catalogue)
+            again = settle_room(request, catalogue)
         except RoomRejected as rejected:
             codes = sorted((f.pointer, f.code) for f in rejected.faults)
             return bool(_ledger(answered) == ("refused", codes))
-        if isinstance(pinned, dict) and again["ruleset"].get("digest") != pinned.get("digest"):
+        if isinstance(pinned, dict) and again.room.ruleset.ref.digest != pinned.get("digest"):
             return None
-        return bool(_ledger(answered) == _ledger(again))
+        return bool(_ledger(answered) == _settled(again))
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
         if path == "/v1/score/batch":

@@ -193,3 +193,30 @@ def test_a_usage_error_exits_2(tmp_path: Path, capfdbinary: pytest.CaptureFixtur
     with pytest.raises(SystemExit) if not argv or "csv" in argv else nullcontext():
         assert main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), *words]) == 2
     assert capfdbinary.readouterr().err
+
+
+def test_re_scoring_without_writing_the_answer_compares_what_the_answer_states() -> None:
+    """The rescorer compares the ledger's lines and the amounts of ``settle_room``'s result, not of an
+    answer written out: both readings agree on every golden room (each step, refusals included)."""
+    from helpers import golden_cases
+
+    from service.contract import RoomRejected
+    from service.documents import score_document, settle_room
+    from service.trust.receipts import _ledger, _settled
+
+    catalogue = builtin_catalogue()
+    names = ("public.jsonl", "house-public.jsonl", "house2-public.jsonl")
+    cases = [c["request"] for name in names for c in golden_cases(name)]
+    scored = refused = 0
+    for request in cases:
+        try:
+            written = _ledger(score_document(request, catalogue))
+        except RoomRejected as rejected:
+            with pytest.raises(RoomRejected) as again:
+                settle_room(request, catalogue)
+            assert [(f.pointer, f.code) for f in again.value.faults] == [(f.pointer, f.code) for f in rejected.faults]
+            refused += 1
+            continue
+        assert _settled(settle_room(request, catalogue)) == written
+        scored += 1
+    assert scored > 100 and refused > 10
