@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from service.bulk.lines import Overlong, capped
+from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
 from service.bulk.rerolls import RoundIndex, is_suspect, rerolled
 from service.bulk.workers import mapped
 from service.texts import Language, Text
@@ -48,15 +48,23 @@ class Checker(Protocol):
 
     def __call__(self, text: bytes) -> tuple[Record, Rooms]: ...
 
-    def too_long(self, length: int, limit: int) -> tuple[Record, Rooms]: ...
+    def too_long(self, length: int, limit: int, setting: str | None) -> tuple[Record, Rooms]: ...
+
+
+class NoReceipts(ValueError):
+    """A folder holding no receipt file: ``args[0]`` is its path (a usage error, not a clean month)."""
 
 
 def inputs(paths: list[str]) -> list[str]:
-    """The files ``paths`` name, a folder's in name order; OSError (its filename set) for one missing."""
+    """The files ``paths`` name, a folder's in name order; OSError (its filename set) for one missing,
+    :class:`NoReceipts` for a folder without any."""
     found: list[str] = []
     for path in paths:
         if path != "-" and Path(path).is_dir():
-            found += sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and p.suffix in FOLDER_SUFFIXES)
+            held = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and p.suffix in FOLDER_SUFFIXES)
+            if not held:
+                raise NoReceipts(path)
+            found += held
         elif path == "-" or Path(path).is_file():
             found.append(path)
         else:
@@ -120,7 +128,8 @@ def _check_chunk(chunk: list[tuple[int, int, bytes]]) -> tuple[bytes, list[tuple
     named: list[tuple[str, str]] = []
     for index, number, text in chunk:
         if isinstance(text, Overlong):
-            record, rooms = _checker.too_long(text.length, text.limit)
+            setting = None if text.limit == WHOLE_FILE_BYTES else MAX_LINE_ENV  # a whole file's cap is fixed
+            record, rooms = _checker.too_long(text.length, text.limit, setting)
         else:
             record, rooms = _checker(text.rstrip(b"\r\n"))
         out.append(orjson.dumps([index, number, record, rooms]))

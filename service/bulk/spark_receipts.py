@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from service.bulk.lines import max_line_bytes
+from service.bulk.lines import MAX_LINE_ENV, max_line_bytes
 from service.bulk.receipt_runs import ROUND_SCORED_TWICE
 from service.texts import Language, Text
 
@@ -65,7 +65,9 @@ def check_partition(
         columns: dict[str, list[Any]] = {name: [] for name in (*COLUMNS, "rooms")}
         for file, line, text in zip(*(batch.column(n).to_pylist() for n in ("file", "line", "text")), strict=True):
             raw = (text or "").encode("utf-8", "surrogatepass")
-            record, rooms = checker.too_long(len(raw), limit) if len(raw) > limit else checker(raw.rstrip(b"\r"))
+            record, rooms = (
+                checker.too_long(len(raw), limit, MAX_LINE_ENV) if len(raw) > limit else checker(raw.rstrip(b"\r"))
+            )
             for name, value in (("file", file), ("line", line), ("round_id", _round_text(record["round_id"]))):
                 columns[name].append(value)
             for name in ("verified", "code", "message"):

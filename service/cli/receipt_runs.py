@@ -45,7 +45,7 @@ def verify_many(args: argparse.Namespace, catalogue: Catalogue, read_keys: Calla
     """Exit 0 when every receipt verified, 1 when any did not, 2 for a usage error (a path, the keys,
     the line cap, --jobs)."""
     from service.bulk.lines import LineCapError, max_line_bytes
-    from service.bulk.receipt_runs import inputs, run
+    from service.bulk.receipt_runs import NoReceipts, inputs, run
     from service.support.strict_json import BadDocument
     from service.trust.receipt_lines import ReceiptLines
     from service.trust.receipts import skipped_keys
@@ -70,6 +70,9 @@ def verify_many(args: argparse.Namespace, catalogue: Catalogue, read_keys: Calla
         return EXIT_USAGE
     except BadDocument as error:
         say(command, "receipts.unreadable", language, error=error.args[0])
+        return EXIT_USAGE
+    except NoReceipts as error:
+        say(command, "receipts.no_receipts_in", language, path=error.args[0])
         return EXIT_USAGE
     except Unverified as error:  # a key set that is no JWK Set
         print(f"maubinh {command}: {error.args[0].render(language)}", file=sys.stderr)

@@ -94,9 +94,12 @@ class ReceiptLines:
             "key_id": None,
         }
 
-    def too_long(self, length: int, limit: int) -> tuple[dict[str, Any], Rooms]:
-        """A line past the cap, never read: unreadable, saying the cap and the setting."""
-        said = Text("receipts.why_line_too_long", length=length, limit=limit, setting="MAUBINH_MAX_LINE_BYTES")
+    def too_long(self, length: int, limit: int, setting: str | None) -> tuple[dict[str, Any], Rooms]:
+        """A line (or a receipt file) past its cap, never read: unreadable, saying the cap and what sets it."""
+        if setting is None:
+            said = Text("receipts.why_file_too_long", length=length, limit=limit)
+        else:
+            said = Text("receipts.why_line_too_long", length=length, limit=limit, setting=setting)
         return self.record(UNREADABLE, Text("receipts.fault", check=Text("receipts.check_shape"), why=said)), ()
 
     def __call__(self, text: bytes) -> tuple[dict[str, Any], Rooms]:

@@ -183,10 +183,12 @@ def test_a_round_ruled_on_two_rooms_flags_each_naming_the_other(
 
 @pytest.mark.parametrize(
     "argv",
-    [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], []],
-    ids=["a missing path", "no worker", "an unknown format", "no path"],
+    [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
+    ids=["a missing path", "no worker", "an unknown format", "no path", "a folder without receipts"],
 )
 def test_a_usage_error_exits_2(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], argv: list[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no receipt here")
     (tmp_path / "r.jsonl").write_text(json.dumps(MAKER.receipt(ROOM)) + "\n")
     (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
     words = [w if w.startswith("-") or w.isdigit() or w == "csv" else str(tmp_path / w) for w in argv]
@@ -220,3 +222,20 @@ def test_re_scoring_without_writing_the_answer_compares_what_the_answer_states()
         assert _settled(settle_room(request, catalogue)) == written
         scored += 1
     assert scored > 100 and refused > 10
+
+
+def test_stdin_is_read_as_json_lines_and_a_receipt_file_past_its_cap_is_refused(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = json.dumps(MAKER.receipt(ROOM))
+    (tmp_path / "in.jsonl").write_text(line + "\n" + line + "\n")
+    (tmp_path / "big.json").write_text(json.dumps(MAKER.receipt(ROOM), indent=4))
+    monkeypatch.setattr("service.bulk.receipt_runs.WHOLE_FILE_BYTES", len(line) + 1)
+    with open(tmp_path / "in.jsonl", "rb") as given:
+        monkeypatch.setattr("sys.stdin", given)
+        code, records, _ = _run(tmp_path, capfdbinary, "-", str(tmp_path / "big.json"), more=("--jobs", "1"))
+    assert code == 1
+    assert [(r["file"], r["line"], r["code"]) for r in records] == [
+        ("-", 1, None), ("-", 2, None), (str(tmp_path / "big.json"), 1, "unreadable")
+    ]  # fmt: skip
+    assert "a receipt file may hold" in records[2]["message"] and "MAUBINH_MAX_LINE_BYTES" not in records[2]["message"]
