@@ -170,17 +170,17 @@ def _twice(
 
 
 def run(
-    paths: list[str],
+    files: list[str],
     make: Callable[[], Checker],
     jobs: int,
     write: Callable[[str, Record], None],
     language: Language = "en",
     progress: Any = None,
 ) -> Run:
-    """Check every receipt of ``paths`` with what ``make`` makes (once a worker), then give each record
-    to ``write(file, record)`` in input order (its ``line`` set); a summary comes back."""
+    """Check every receipt of ``files`` (:func:`inputs`) with what ``make`` makes (once a worker), then
+    give each record to ``write(file, record)`` in input order (its ``line`` set); a summary comes back."""
     started = time.perf_counter()
-    source = Inputs(inputs(paths))
+    source = Inputs(files)
     index = RoundIndex()
     with tempfile.TemporaryFile(prefix="maubinh-receipts-") as spool:
         with mapped(_check_chunk, _chunks(source.receipts()), jobs, _start, (make,)) as results:

@@ -92,7 +92,7 @@ def verify_many(args: argparse.Namespace, catalogue: Catalogue, read_keys: Calla
 
     progress = _progress(files, language)
     try:
-        done = run(args.paths, lambda: checker, args.jobs, write, language, progress)
+        done = run(files, lambda: checker, args.jobs, write, language, progress)
     except OSError as error:
         say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
         return EXIT_USAGE
