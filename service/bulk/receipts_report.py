@@ -17,7 +17,7 @@ from typing import Any
 
 from service import version
 from service.bulk.receipt_runs import FAILURES_KEPT, Run
-from service.bulk.report_page import PAGE_HEAD, STYLE, Page
+from service.bulk.report_page import PAGE_HEAD, STYLE, UNIT, Page
 from service.texts import Language
 
 JSON, HTML = ".json", ".html"
@@ -38,6 +38,7 @@ def figures(done: Run, thumbprints: tuple[str, ...]) -> dict[str, Any]:
             "by_code": dict(sorted(done.codes.items(), key=lambda kv: (-kv[1], kv[0]))),
             "failed_money": done.failed_money,
         },
+        "unit": UNIT,
         "rerolled": [
             {
                 "round_id": round_id,
@@ -110,7 +111,7 @@ class ReceiptsPage(Page):
         return (
             f"{head}<body>\n<h1>{self._t('receipts.report_title')}</h1>\n"
             f'<h2>{self._t("receipts.report_checked")}</h2>\n<table id="provenance">{checked}</table>\n'
-            f'<div class="figures">{cards}</div>\n'
+            f'<div class="figures">{cards}</div>\n<p>{self._t("receipts.report_unit")}</p>\n'
             f"<h2>{self._t('receipts.report_by_code')}</h2>\n"
             + (
                 f'<table id="codes"><thead><tr><th>{self._t("receipts.report_code")}</th>'
