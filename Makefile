@@ -101,6 +101,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/advisor.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/bulk.py
+	$(BIN)/python bench/receipts.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/tails.py
 	$(BIN)/python bench/instructions.py

@@ -186,6 +186,8 @@ class Job:
     room_column: str
     language: Language
     candidate: Candidate | None
+    keys: str | None = None
+    """receipts: the JWK Set file the receipts are checked with."""
 
 
 def read_job(argv: Sequence[str] | None = None) -> Job:
@@ -194,7 +196,7 @@ def read_job(argv: Sequence[str] | None = None) -> Job:
         prog="maubinh-spark",
         description="Score, verify or replay rooms on Spark into the tables of maubinh --format parquet.",
     )
-    parser.add_argument("operation", choices=("score", "verify", "replay"))
+    parser.add_argument("operation", choices=("score", "verify", "replay", "receipts"))
     parser.add_argument("input", help="JSON lines (one request per line), or Parquet with a column of request JSON")
     parser.add_argument("-o", "--output", required=True, help="directory: one Parquet directory per table")
     parser.add_argument("--room-column", default="room", help="with Parquet input: the column holding each request")
@@ -203,7 +205,10 @@ def read_job(argv: Sequence[str] | None = None) -> Job:
         "--ruleset", metavar="CANDIDATE", help="replay: the candidate (id, id@version, or a patch file)"
     )
     parser.add_argument("--only", metavar="ID", help="replay: only the rounds recorded under this ruleset id")
+    parser.add_argument("--keys", metavar="JWKS", help="receipts: the published keys, a JWK Set file")
     args = parser.parse_args(argv)
+    if (args.operation == "receipts") != (args.keys is not None):
+        parser.error("--keys JWKS goes with receipts, and receipts needs it")
     if (args.operation == "replay") != (args.ruleset is not None):
         parser.error("--ruleset CANDIDATE goes with replay, and replay needs it")
     if args.only is not None and args.ruleset is None:
@@ -221,10 +226,12 @@ def read_job(argv: Sequence[str] | None = None) -> Job:
         except (OSError, BadDocument, RulesetError) as error:
             print(f"maubinh-spark: cannot replay under {args.ruleset}: {error}", file=sys.stderr)
             raise SystemExit(2) from None
-    return Job(args.operation, args.input, args.output, args.room_column, args.lang, candidate)
+    return Job(args.operation, args.input, args.output, args.room_column, args.lang, candidate, args.keys)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
+    """The job's entry point; ``receipts`` is what makes the check of one receipt (the trust side's,
+    which the bulk side may not import: ``deploy/spark/audit.py`` hands it in)."""
     try:
         job = read_job(argv)
     except SystemExit as stopped:
@@ -239,7 +246,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     spark = SparkSession.builder.appName(f"maubinh {job.operation}").getOrCreate()
     spark.sparkContext.setLogLevel("WARN")  # the tables' counts, not Spark's INFO, are what an auditor reads
     try:
-        counts = audit(spark, job.input, job.output, job.operation, job.language, job.candidate, job.room_column)
+        if job.operation == "receipts":
+            from service.bulk.spark_receipts import verify_receipts
+            from service.support.strict_json import loads
+
+            assert job.keys is not None and receipts is not None
+            with open(job.keys, "rb") as file:
+                jwks = loads(file.read(1024 * 1024))
+            counts = verify_receipts(spark, job.input, job.output, jwks, receipts, job.language)
+        else:
+            counts = audit(spark, job.input, job.output, job.operation, job.language, job.candidate, job.room_column)
     finally:
         spark.stop()
     print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say, service_catalogue
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError
+from service.support.cores import available_cores
 from service.texts import Language, Text, os_error
 
 
@@ -38,7 +40,7 @@ def _read_keys(where: str) -> Any:
 def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
     ``receipts make``: a receipt on stdout."""
-    from service.support.strict_json import BadDocument, loads
+    from service.support.strict_json import BadDocument
     from service.trust import receipts
     from service.trust.signing import SigningKeyError
 
@@ -73,13 +75,33 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"maubinh {command}: {line.render(language)}", file=sys.stderr)
         sys.stdout.write(published)
         return 0
+    if len(args.paths) == 1 and args.format == "text" and args.report is None and _one_receipt(args.paths[0]):
+        return _verify_one(args.paths[0], args.keys, catalogue, language)
+    from service.cli.receipt_runs import verify_many
+
+    return verify_many(args, catalogue, _read_keys)
+
+
+def _one_receipt(path: str) -> bool:
+    """A path that names one receipt file: checked and said as ``receipts verify FILE`` always was."""
+    from service.bulk.receipt_runs import holds_lines
+
+    return not holds_lines(path) and not os.path.isdir(path)
+
+
+def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language) -> int:
+    """One receipt file: its verdict on stdout and exit 0, or the first failed check on stderr and 1."""
+    from service.support.strict_json import BadDocument, loads
+    from service.trust import receipts
+
+    command = "receipts verify"
     try:
-        keys = _read_keys(args.keys)
-        with open(args.file, "rb") as file:
+        keys = _read_keys(where)
+        with open(path, "rb") as file:
             receipt = loads(file.read(64 * 1024 * 1024))
     except OSError as error:
-        where = getattr(error, "filename", None) or args.keys
-        say(command, "cli.cannot_open", language, file=where, error=os_error(error))
+        shown = getattr(error, "filename", None) or where
+        say(command, "cli.cannot_open", language, file=shown, error=os_error(error))
         return EXIT_REJECTED
     except BadDocument as error:
         say(command, "receipts.unreadable", language, error=error.args[0])
@@ -99,8 +121,13 @@ def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Langu
     language_option(receipts, language)
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
-    verify_receipt.add_argument("file", help=helped("cli.help_receipts_file"))
+    verify_receipt.add_argument("paths", nargs="+", metavar="PATH", help=helped("cli.help_receipts_file"))
     verify_receipt.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    verify_receipt.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_receipts_jobs"))
+    verify_receipt.add_argument(
+        "--format", choices=("text", "jsonl"), default="text", help=helped("cli.help_receipts_format")
+    )
+    verify_receipt.add_argument("--report", metavar="DIR", help=helped("cli.help_receipts_report"))
     language_option(verify_receipt, language)
     make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
     make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))

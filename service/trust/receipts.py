@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.texts import Language, Text
-from service.trust.signing import KEY_SET_MAX_AGE, KeySet, SigningKeyError, Unverified, publishing, room_digest, verify
+from service.trust.signing import (
+    KEY_SET_MAX_AGE,
+    KeySet,
+    SigningKeyError,
+    Unverified,
+    Verified,
+    publishing,
+    room_digest,
+    verify,
+)
 
 SIGNED_PATHS: Final = ("/v1/score", "/v1/score/batch", "/v1/verify")
 CHECK_NAMES: Final = {
@@ -188,16 +197,20 @@ def check(
     jwks: Mapping[str, Any],
     rescore: Callable[[str, Any, Any], bool | None],
     paths: tuple[str, ...] = SIGNED_PATHS,
+    verifier: Callable[[int, Mapping[str, str], bytes, Mapping[str, Any], str], Verified] = verify,
+    read: Callable[[str, Any, Any], None] | None = None,
 ) -> Checked:
     """Every check, in order: the shape, the content digest, the signature with a published key, the
     rooms' digests, and re-scoring under the pinned ruleset (``rescore(path, request, answer)``: True
-    when it gives the same ledger, False when not, None when the ruleset is not known here)."""
+    when it gives the same ledger, False when not, None when the ruleset is not known here).
+    ``verifier`` checks the signature (:func:`signing.verify`'s verdict); ``read(path, request, answer)``
+    is shown the bodies once they are read, whatever comes after (a run of receipts keeps its rounds)."""
     why = "receipts.why_not_signed_route" if paths == SIGNED_PATHS else "receipts.why_one_room"
     path, request_body, answer_body, status, headers = read_shape(receipt, paths, why)
     body = answer_body.encode("utf-8", "surrogatepass")
     _digest_matches(headers, body)
     try:
-        verified = verify(status, headers, body, jwks, path)
+        verified = verifier(status, headers, body, jwks, path)
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
     from service.support.strict_json import BadDocument, loads
@@ -206,6 +219,8 @@ def check(
         request, answer = loads(request_body), loads(answer_body)
     except BadDocument:
         raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
+    if read is not None:
+        read(path, request, answer)
     _answer_fits_route(path, status, answer)
     _rooms_bound(path, request, answer)
     same = rescore(path, request, answer)
@@ -310,11 +325,21 @@ def _refused_for_its_round(answered: Any) -> bool:
     return bool(codes) and codes <= ROUND_CODES
 
 
+def _settled(result: Any) -> Any:
+    """:func:`_ledger` of a result as :func:`service.documents.settle_room` gives it: the same lines and
+    amounts its answer would state, without writing the answer."""
+    stake = result.room.stake
+    lines = [
+        (line.step, line.payer, line.payee, line.units, line.units * stake, line.position) for line in result.ledger
+    ]
+    return ("scored", sorted(lines), [(p.id, p.units * stake) for p in result.players])
+
+
 def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     """Re-scores a receipt's rooms under the rulesets its answers pin (id, version and digest) with
     ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
     from service.contract import RoomRejected
-    from service.documents import score_document
+    from service.documents import settle_room
 
     def one(room: Any, answered: Any) -> bool | None:
         if _refused_for_its_round(answered):
@@ -327,13 +352,13 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
                 return None
             request["ruleset"] = f"{pinned['id']}@{pinned['version']}"
         try:
-            again = score_document(request, catalogue)
+            again = settle_room(request, catalogue)
         except RoomRejected as rejected:
             codes = sorted((f.pointer, f.code) for f in rejected.faults)
             return bool(_ledger(answered) == ("refused", codes))
-        if isinstance(pinned, dict) and again["ruleset"].get("digest") != pinned.get("digest"):
+        if isinstance(pinned, dict) and again.room.ruleset.ref.digest != pinned.get("digest"):
             return None
-        return bool(_ledger(answered) == _ledger(again))
+        return bool(_ledger(answered) == _settled(again))
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
         if path == "/v1/score/batch":

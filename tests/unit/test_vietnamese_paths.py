@@ -126,6 +126,16 @@ def _cli_paths(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
         "receipts", "verify", str(tmp_path / "signed.json"), keys, str(tmp_path / "no-keys.json")
     ]  # fmt: skip
     yield "receipts verify: no response", ["receipts", "verify", str(tmp_path / "shapeless.json"), keys, jwks]
+    month = [json.dumps(signed), json.dumps(tampered), "{", json.dumps({"receipt": 1, "request": vectors["request"]})]
+    (tmp_path / "month.jsonl").write_text("\n".join(month) + "\n")
+    many = ["receipts", "verify", keys, jwks]
+    yield "receipts verify: a month of them", [*many, str(tmp_path / "month.jsonl"), str(tmp_path / "signed.json")]
+    yield "receipts verify: many, one missing", [*many, str(tmp_path / "signed.json"), str(tmp_path / "nope.jsonl")]
+    yield "receipts verify: many, no worker", [*many, "--jobs", "0", str(tmp_path / "month.jsonl")]
+    yield (
+        "receipts verify: many, keys no set",
+        [*many[:2], "--keys", str(tmp_path / "bad.json"), str(tmp_path / "month.jsonl")],
+    )
     yield "receipts make: a missing answer", [
         "receipts", "make", "--request", str(tmp_path / "room.json"), "--answer", str(tmp_path / "nope.txt")
     ]  # fmt: skip

@@ -1,0 +1,212 @@
+"""Receipts by the million: files, JSON lines and folders of receipts checked over worker processes.
+
+What checks one receipt is the trust side's (``service.trust.receipt_lines``, given here as a factory
+the workers call, so the bulk side knows no receipt); this module reads the inputs, each line capped
+(:mod:`service.bulk.lines`), shares them between the workers (:mod:`service.bulk.workers`), and finds
+the rounds ruled on two rooms (:mod:`service.bulk.rerolls`). A receipt's verdict can depend on one read
+later (a re-roll), so each record goes to a spool file on disk as it comes, and is written out, in
+input order, once every receipt is read: memory holds a chunk of lines and 16 bytes a round, never the
+receipts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
+from service.bulk.rerolls import RoundIndex, is_suspect, rerolled
+from service.bulk.workers import mapped
+from service.texts import Language, Text
+
+LINES_SUFFIXES = (".jsonl", ".ndjson")
+"""A file named so (or stdin, ``-``) holds a receipt a line; any other file holds one receipt."""
+FOLDER_SUFFIXES = (".json", *LINES_SUFFIXES)
+"""The files a folder is searched for (every depth, in name order); any other file in it is not read."""
+WHOLE_FILE_BYTES = 64 * 1024 * 1024
+"""A receipt file's most bytes (a batch of 500 rooms is some 5 MB), as a single receipt has always been read."""
+CHUNK = 128
+ROUND_SCORED_TWICE = "round_scored_twice"
+FAILURES_KEPT = 1000
+"""How many failing receipts a run keeps for its report (every one is in the JSON lines)."""
+
+Record = dict[str, Any]
+Rooms = tuple[tuple[str, str], ...]
+
+
+class Checker(Protocol):
+    """What checks one receipt: its text → (its record, its rooms that name a round)."""
+
+    def __call__(self, text: bytes) -> tuple[Record, Rooms]: ...
+
+    def too_long(self, length: int, limit: int, setting: str | None) -> tuple[Record, Rooms]: ...
+
+
+class NoReceipts(ValueError):
+    """A folder holding no receipt file: ``args[0]`` is its path (a usage error, not a clean month)."""
+
+
+def inputs(paths: list[str]) -> list[str]:
+    """The files ``paths`` name, a folder's in name order; OSError (its filename set) for one missing,
+    :class:`NoReceipts` for a folder without any."""
+    found: list[str] = []
+    for path in paths:
+        if path != "-" and Path(path).is_dir():
+            held = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and p.suffix in FOLDER_SUFFIXES)
+            if not held:
+                raise NoReceipts(path)
+            found += held
+        elif path == "-" or Path(path).is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(2, os.strerror(2), path)
+    return found
+
+
+def holds_lines(path: str) -> bool:
+    return path == "-" or path.endswith(LINES_SUFFIXES)
+
+
+@dataclass
+class Inputs:
+    """The receipts of every file, numbered ``(file, line)``; each file's SHA-256 taken as it is read."""
+
+    files: list[str]
+    sha256: list[str] = field(default_factory=list)
+
+    def receipts(self) -> Iterator[tuple[int, int, bytes]]:
+        import sys
+
+        for index, path in enumerate(self.files):
+            digest = hashlib.sha256()
+            with open(path, "rb") if path != "-" else os.fdopen(os.dup(sys.stdin.fileno()), "rb") as source:
+                if holds_lines(path):
+                    for number, line in enumerate(capped(source, seen=digest.update), start=1):
+                        if isinstance(line, Overlong) or line.strip():
+                            yield index, number, line
+                else:
+                    whole = source.read(WHOLE_FILE_BYTES + 1)
+                    digest.update(whole)
+                    while more := source.read(1 << 20):  # past the cap: hashed, never kept
+                        digest.update(more)
+                    yield index, 1, whole if len(whole) <= WHOLE_FILE_BYTES else Overlong(len(whole), WHOLE_FILE_BYTES)
+            self.sha256.append(digest.hexdigest())
+
+
+def _chunks(receipts: Iterator[tuple[int, int, bytes]]) -> Iterator[list[tuple[int, int, bytes]]]:
+    chunk: list[tuple[int, int, bytes]] = []
+    for item in receipts:
+        chunk.append(item)
+        if len(chunk) == CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+_checker: Checker | None = None
+
+
+def _start(make: Callable[[], Checker]) -> None:
+    global _checker  # noqa: PLW0603 - one per worker process
+    _checker = make()
+
+
+def _check_chunk(chunk: list[tuple[int, int, bytes]]) -> tuple[bytes, list[tuple[str, str]], int]:
+    """A chunk's records as spool lines ``[file, line, record, rooms]``, and its rooms for the index."""
+    assert _checker is not None
+    out: list[bytes] = []
+    named: list[tuple[str, str]] = []
+    for index, number, text in chunk:
+        if isinstance(text, Overlong):
+            setting = None if text.limit == WHOLE_FILE_BYTES else MAX_LINE_ENV  # a whole file's cap is fixed
+            record, rooms = _checker.too_long(text.length, text.limit, setting)
+        else:
+            record, rooms = _checker(text.rstrip(b"\r\n"))
+        out.append(orjson.dumps([index, number, record, rooms]))
+        named += rooms
+    return b"\n".join(out) + b"\n", named, len(chunk)
+
+
+@dataclass
+class Run:
+    """What a run found: counts by code, the re-rolled rounds, the failing receipts kept (the first
+    :data:`FAILURES_KEPT`) with their money, and the time it took."""
+
+    files: list[str]
+    sha256: list[str]
+    receipts: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    failed_money: int = 0
+    rerolled: dict[str, list[tuple[str, tuple[int, int]]]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def verified(self) -> int:
+        return self.receipts - sum(self.codes.values())
+
+
+def _twice(
+    record: Record, here: tuple[int, int], rooms: Rooms, rounds: dict[str, Any], files: list[str], language: Language
+) -> Record:
+    """The record of the receipt at ``here`` if its round was ruled on another room too, naming the others."""
+    for round_id, _ in rooms:
+        if round_id in rounds:
+            others = sorted({tuple(p) for _, p in rounds[round_id] if tuple(p) != here})
+            named = ", ".join(f"{files[f]}:{n}" for f, n in others)
+            said = Text("receipts.round_scored_twice", round_id=round_id, others=named)
+            return {**record, "verified": False, "code": ROUND_SCORED_TWICE, "message": said.render(language)}
+    return record
+
+
+def run(
+    files: list[str],
+    make: Callable[[], Checker],
+    jobs: int,
+    write: Callable[[str, Record], None],
+    language: Language = "en",
+    progress: Any = None,
+) -> Run:
+    """Check every receipt of ``files`` (:func:`inputs`) with what ``make`` makes (once a worker), then
+    give each record to ``write(file, record)`` in input order (its ``line`` set); a summary comes back."""
+    started = time.perf_counter()
+    source = Inputs(files)
+    index = RoundIndex()
+    with tempfile.TemporaryFile(prefix="maubinh-receipts-") as spool:
+        with mapped(_check_chunk, _chunks(source.receipts()), jobs, _start, (make,)) as results:
+            for text, named, count in results:
+                spool.write(text)
+                index.add(named)
+                if progress is not None:
+                    progress.update(count)
+        suspects = index.suspects()
+        spool.seek(0)
+        found = rerolled(
+            (round_id, digest, (f, n))
+            for f, n, _, rooms in map(orjson.loads, spool)
+            for round_id, digest in rooms
+            if is_suspect(round_id, suspects)
+        )
+        done = Run(source.files, source.sha256, rerolled=found)
+        spool.seek(0)
+        for f, n, read, rooms in map(orjson.loads, spool):
+            record = _twice(read, (f, n), rooms, found, source.files, language) if found else read
+            done.receipts += 1
+            if record["code"] is not None:
+                done.codes[record["code"]] += 1
+                done.failed_money += record.get("money") or 0
+                if len(done.failures) < FAILURES_KEPT:
+                    done.failures.append({"file": source.files[f], "line": n, **record})
+            write(source.files[f], {"line": n, **record})
+    done.seconds = time.perf_counter() - started
+    return done

@@ -1,0 +1,165 @@
+"""Receipts by the line: each receipt of a month checked in full, its verdict as a small record.
+
+``maubinh receipts verify`` over many files (and the Spark job) checks each receipt as
+:func:`service.trust.receipts.check` does, every check in order, and names the first that failed by a
+code, one per kind (docs/receipts.md). What a run keeps of a receipt is this record and its rooms'
+``(round_id, digest)``, from which the bulk side finds rounds ruled on two different rooms; never the
+receipt itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from service.rulesets.catalogue import Catalogue
+from service.support.strict_json import BadDocument, loads
+from service.texts import Language, Text
+from service.trust.answer_signatures import AnswerKeys
+from service.trust.receipts import ReceiptFault, check, rescorer
+from service.trust.signing import room_digest
+
+CODES: Final = {
+    "shape": "unreadable",
+    "content_digest": "content_digest_mismatch",
+    "signature": "bad_signature",
+    "room_digest": "room_digest_mismatch",
+    "rescore": "ruling_differs",
+}
+"""The code of the first check a receipt fails; a key nobody published is ``unknown_key``."""
+UNKNOWN_KEY: Final = "unknown_key"
+UNREADABLE: Final = CODES["shape"]
+
+Rooms = tuple[tuple[str, str], ...]
+"""A receipt's rooms that name a round: ``(round_id, digest of the room as scored)`` each."""
+
+
+def _money(answer: Any) -> int:
+    """What an answer moves: the sum of what its players win, over every room it rules on."""
+    results = answer.get("results") if isinstance(answer, dict) else None
+    rooms = (
+        results if isinstance(results, list) else [answer.get("result", answer) if isinstance(answer, dict) else None]
+    )
+    total = 0
+    for room in rooms:
+        players = room.get("players") if isinstance(room, dict) else None
+        for player in players if isinstance(players, list) else ():
+            amount = player.get("amount") if isinstance(player, dict) else None
+            if type(amount) is int and amount > 0:
+                total += amount
+    return total
+
+
+def _ruled(result: Any) -> bool:
+    """Whether a result settled its room: a room refused (for its content, or for its round) was not
+    scored, so sending it again corrected is no re-roll (as rounds once online does not record it)."""
+    return isinstance(result, dict) and "ledger" in result
+
+
+def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
+    """The receipt's round id (a list of them for a batch) and its rooms that name a round and were
+    settled. A verify receipt's room is its request less the claim: the room a score of the same round
+    would digest."""
+    if path == "/v1/score/batch":
+        rooms = request.get("rooms") if isinstance(request, dict) else None
+        results = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(rooms, list) or not isinstance(results, list) or len(rooms) != len(results):
+            return None, ()
+        ids = [room.get("round_id") if isinstance(room, dict) else None for room in rooms]
+        named: Rooms = tuple(
+            (round_id, result["room_digest"])
+            for round_id, result in zip(ids, results, strict=True)
+            if isinstance(round_id, str) and _ruled(result) and isinstance(result.get("room_digest"), str)
+        )
+        return ids, named
+    round_id = request.get("round_id") if isinstance(request, dict) else None
+    if not isinstance(round_id, str) or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
+        return round_id, ()
+    if path == "/v1/verify":
+        return round_id, ((round_id, room_digest({k: v for k, v in request.items() if k != "claimed"})),)
+    stated = answer.get("room_digest") if isinstance(answer, dict) else None
+    return round_id, ((round_id, stated),) if isinstance(stated, str) else ()
+
+
+class ReceiptLines:
+    """Checks receipts one at a time with one key set and one catalogue, read once: each gives its
+    record (``round_id``, ``verified``, ``code``, ``message`` in ``language``, ``money``, ``key_id``)
+    and, when every check passed, its rooms (:data:`Rooms`)."""
+
+    def __init__(self, jwks: Mapping[str, Any], catalogue: Catalogue, language: Language) -> None:
+        self.keys = AnswerKeys(jwks)
+        self.rescore = rescorer(catalogue)
+        self.language = language
+
+    def record(self, code: str | None, said: Text, round_id: Any = None, money: int | None = None) -> dict[str, Any]:
+        return {
+            "round_id": round_id,
+            "verified": code is None,
+            "code": code,
+            "message": said.render(self.language),
+            "money": money,
+            "key_id": None,
+        }
+
+    def too_long(self, length: int, limit: int, setting: str | None) -> tuple[dict[str, Any], Rooms]:
+        """A line (or a receipt file) past its cap, never read: unreadable, saying the cap and what sets it."""
+        if setting is None:
+            said = Text("receipts.why_file_too_long", length=length, limit=limit)
+        else:
+            said = Text("receipts.why_line_too_long", length=length, limit=limit, setting=setting)
+        return self.record(UNREADABLE, Text("receipts.fault", check=Text("receipts.check_shape"), why=said)), ()
+
+    def __call__(self, text: bytes) -> tuple[dict[str, Any], Rooms]:
+        """One receipt's JSON text (a line, or a whole file): its record and rooms."""
+        try:
+            receipt = loads(text)
+        except BadDocument as error:
+            why = error.args[0]
+            return self.record(UNREADABLE, Text("receipts.fault", check=Text("receipts.check_shape"), why=why)), ()
+        seen: dict[str, Any] = {}
+
+        def read(path: str, request: Any, answer: Any) -> None:
+            seen["round_id"], seen["rooms"] = _rooms(path, request, answer)
+            seen["money"] = _money(answer)
+
+        try:
+            checked = check(receipt, self.keys.jwks, self.rescore, verifier=self.keys.verify, read=read)
+        except ReceiptFault as fault:
+            code = CODES[fault.check]
+            if fault.why.key == "receipts.why_unknown_key":
+                code = UNKNOWN_KEY
+            if not seen:  # it failed before its bodies were read: read them as well as they can be
+                seen["round_id"], seen["money"] = _round_id_of(receipt), _money_of(receipt)
+            record = self.record(code, fault.says(), seen["round_id"], seen["money"])
+            return record, ()
+        record = self.record(None, checked.verdict(), seen["round_id"], seen["money"])
+        record["key_id"] = checked.key_id
+        return record, seen["rooms"]
+
+
+def _round_id_of(receipt: Any) -> Any:
+    """The round a receipt names, read as well as it can be when the receipt fails before its bodies
+    are read (a bad digest or signature): the request body's ``round_id``, or None."""
+    request = receipt.get("request") if isinstance(receipt, dict) else None
+    body = request.get("body") if isinstance(request, dict) else None
+    if not isinstance(body, str):
+        return None
+    try:
+        document = loads(body)
+    except BadDocument:
+        return None
+    if isinstance(document, dict) and isinstance(document.get("rooms"), list):
+        return [room.get("round_id") if isinstance(room, dict) else None for room in document["rooms"]]
+    return document.get("round_id") if isinstance(document, dict) else None
+
+
+def _money_of(receipt: Any) -> int | None:
+    """What a receipt's answer moves (:func:`_money`), where its body can be read; else None."""
+    response = receipt.get("response") if isinstance(receipt, dict) else None
+    body = response.get("body") if isinstance(response, dict) else None
+    if not isinstance(body, str):
+        return None
+    try:
+        return _money(loads(body))
+    except BadDocument:
+        return None

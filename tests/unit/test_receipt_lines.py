@@ -1,0 +1,241 @@
+"""Receipts by the line (issue 53): the signature base written for the service's own form gives
+http-message-signatures' verdict, genuine or tampered; each kind of fault has its code; a line past
+the cap, a receipt that is not JSON and one of the wrong shape are refused by number, and the run goes on."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nacl.bindings import crypto_sign
+from receipt_month import CREATED, Maker, room
+
+from service.cli import main
+from service.rulesets.catalogue import builtin_catalogue
+from service.trust.answer_signatures import AnswerKeys
+from service.trust.receipt_lines import ReceiptLines
+from service.trust.signing import Unverified, verify
+
+MAKER = Maker()
+ROOM = room(__import__("random").Random(1), "round-1")
+
+
+def unbound(receipt: dict[str, Any]) -> dict[str, Any]:
+    """The receipt signed as answers were before signatures covered the route."""
+    headers = receipt["response"]["headers"]
+    params = headers["signature-input"].removeprefix("maubinh=").replace(' "@path";req', "")
+    base = (
+        f'"@status": {receipt["response"]["status"]}\n"content-type": {headers["content-type"]}\n'
+        f'"content-digest": {headers["content-digest"]}\n"@signature-params": {params}'
+    )
+    signature = base64.b64encode(crypto_sign(base.encode(), MAKER.signer._secret)[:64]).decode()
+    made = copy.deepcopy(receipt)
+    made["response"]["headers"].update({"signature-input": f"maubinh={params}", "signature": f"maubinh=:{signature}:"})
+    return made
+
+
+def _headers(change: Callable[[dict[str, str]], None]) -> Callable[[dict[str, Any]], None]:
+    return lambda r: change(r["response"]["headers"])
+
+
+def _flip(value: str) -> str:
+    raw = bytearray(base64.b64decode(value.removeprefix("maubinh=:").removesuffix(":")))
+    raw[5] ^= 1
+    return "maubinh=:" + base64.b64encode(bytes(raw)).decode() + ":"
+
+
+TAMPERS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "genuine": lambda r: None,
+    "the status": lambda r: r["response"].update(status=201),
+    "the route": lambda r: r["request"].update(path="/v1/verify" if r["request"]["path"] != "/v1/verify" else "/v1/score"),
+    "created": _headers(lambda h: h.update({"signature-input": h["signature-input"].replace("created=1", "created=2")})),
+    "a signature bit": _headers(lambda h: h.update(signature=_flip(h["signature"]))),
+    "the content type": _headers(lambda h: h.update({"content-type": "text/plain"})),
+    "no content type": _headers(lambda h: h.pop("content-type")),
+    "spaces around the content type": _headers(lambda h: h.update({"content-type": " application/json "})),
+    "the content digest": _headers(lambda h: h.update({"content-digest": h["content-digest"].replace("=:", "=:A", 1)})),
+    "another tag": _headers(lambda h: h.update({"signature-input": h["signature-input"].replace("maubinh-answer", "x")})),
+    "another label": _headers(lambda h: h.update({k: h[k].replace("maubinh=", "other=", 1) for k in ("signature", "signature-input")})),
+    "two signatures": _headers(lambda h: h.update(signature=h["signature"] + ", other=:AAAA:")),
+    "a short signature": _headers(lambda h: h.update(signature="maubinh=:AAAA:")),
+    "a signature not base64": _headers(lambda h: h.update(signature="maubinh=:" + "!" * 86 + "==:")),
+    "an unknown key": _headers(lambda h: h.update({"signature-input": h["signature-input"].replace('keyid="p', 'keyid="q')})),
+    "no signature": _headers(lambda h: h.pop("signature")),
+}  # fmt: skip
+
+
+def _verdict(check: Callable[..., Any], receipt: dict[str, Any]) -> tuple[Any, ...]:
+    response = receipt["response"]
+    try:
+        done = check(
+            response["status"], response["headers"], response["body"].encode(), MAKER.jwks, receipt["request"]["path"]
+        )
+    except Unverified as failed:
+        return ("unverified", failed.args[0].key, failed.args[0].fields)
+    return ("verified", done.key_id, done.route_bound)
+
+
+@pytest.mark.parametrize("route", ["/v1/score", "/v1/score/batch", "/v1/verify", "unbound"])
+@pytest.mark.parametrize("tamper", list(TAMPERS))
+def test_the_signature_written_here_gives_the_library_s_verdict(route: str, tamper: str) -> None:
+    if route == "/v1/score/batch":
+        made = MAKER.receipt({"rooms": [ROOM, {**ROOM, "stake": 7}]}, route)
+    elif route == "/v1/verify":
+        made = MAKER.receipt({**ROOM, "claimed": {"amounts": {}}}, route)
+    else:
+        made = MAKER.receipt(ROOM, created=CREATED + 12345)
+        made = unbound(made) if route == "unbound" else made
+    TAMPERS[tamper](made)
+    ours, theirs = _verdict(AnswerKeys(MAKER.jwks).verify, made), _verdict(verify, made)
+    assert ours == theirs
+    same = tamper in ("genuine", "spaces around the content type")  # a field's value is read trimmed (RFC 9110 5.5)
+    assert (ours[0] == "verified") == (same or (tamper == "the route" and route == "unbound"))
+
+
+def checker() -> ReceiptLines:
+    return ReceiptLines(MAKER.jwks, builtin_catalogue(), "en")
+
+
+def test_each_kind_of_fault_has_its_code() -> None:
+    genuine = MAKER.receipt(ROOM)
+    wrong = MAKER.receipt(ROOM, answered={**ROOM, "stake": ROOM["stake"] * 2})
+    faults = {
+        None: genuine,
+        "content_digest_mismatch": {**genuine, "response": {**genuine["response"], "body": genuine["response"]["body"] + " "}},
+        "bad_signature": {**genuine, "response": {**genuine["response"], "status": 201}},
+        "unknown_key": MAKER.receipt(ROOM, signer=MAKER.stranger),
+        "room_digest_mismatch": {**genuine, "request": {**genuine["request"], "body": json.dumps({**ROOM, "stake": 9})}},
+        "ruling_differs": wrong,
+        "unreadable": {"receipt": 1},
+    }  # fmt: skip
+    for code, receipt in faults.items():
+        record, rooms = checker()(json.dumps(receipt).encode())
+        assert (record["code"], record["verified"]) == (code, code is None), record["message"]
+        assert record["round_id"] == (None if code == "unreadable" else "round-1")
+        assert bool(rooms) == (code is None)  # only a receipt that checks speaks for its round
+    record, _ = checker()(b"{not json")
+    assert record["code"] == "unreadable" and "not JSON" in record["message"]
+
+
+def _run(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], *paths: str, more: tuple[str, ...] = ()
+) -> tuple[int, list[dict[str, Any]], str]:
+    (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
+    argv = ["receipts", "verify", "--keys", str(tmp_path / "keys.json"), "--format", "jsonl", *more, *paths]
+    code = main(argv)
+    said = capfdbinary.readouterr()
+    return code, [json.loads(line) for line in said.out.splitlines()], said.err.decode()
+
+
+def test_a_line_past_the_cap_is_refused_by_number_and_the_run_goes_on(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = json.dumps(MAKER.receipt(ROOM)).encode()
+    monkeypatch.setenv("MAUBINH_MAX_LINE_BYTES", str(len(line) + 10))
+    (tmp_path / "r.jsonl").write_bytes(line + b"\n" + line + b" " * 20 + b"\n\n" + b"[1,\n" + line + b"\n")
+    code, records, err = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"), more=("--jobs", "1"))
+    assert code == 1
+    assert [(r["line"], r["code"]) for r in records] == [(1, None), (2, "unreadable"), (4, "unreadable"), (5, None)]
+    assert "past the cap" in records[1]["message"] and "MAUBINH_MAX_LINE_BYTES" in records[1]["message"]
+    assert "4 receipts: 2 verified, 2 not" in err
+
+
+def test_files_and_folders_each_receipt_named_by_file_and_line(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    folder = tmp_path / "month"
+    (folder / "week-1").mkdir(parents=True)
+    (folder / "week-1" / "a.json").write_text(json.dumps(MAKER.receipt(ROOM), indent=1))
+    (folder / "b.jsonl").write_text(
+        json.dumps(MAKER.receipt(ROOM)) + "\n" + json.dumps(MAKER.receipt(ROOM, created=7)) + "\n"
+    )
+    (folder / "notes.txt").write_text("not a receipt")
+    code, records, _ = _run(tmp_path, capfdbinary, str(folder), str(folder / "week-1" / "a.json"), more=("--jobs", "2"))
+    assert code == 0  # the same room sent twice (another created) is a retry, not a re-roll
+    assert [(Path(r["file"]).name, r["line"], r["verified"]) for r in records] == [
+        ("b.jsonl", 1, True), ("b.jsonl", 2, True), ("a.json", 1, True), ("a.json", 1, True)
+    ]  # fmt: skip
+
+
+def test_a_round_ruled_on_two_rooms_flags_each_naming_the_other(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    other = room(__import__("random").Random(2), "round-1")
+    lines = [
+        MAKER.receipt(ROOM),
+        MAKER.receipt(ROOM, created=9),
+        MAKER.receipt(other),
+        MAKER.receipt(room(__import__("random").Random(3), "round-2")),
+    ]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"))
+    assert code == 1
+    assert [r["code"] for r in records] == ["round_scored_twice"] * 3 + [None]
+    assert "r.jsonl:2, " in records[0]["message"] and "r.jsonl:3" in records[0]["message"]
+    assert "r.jsonl:1, " in records[2]["message"] and "r.jsonl:2" in records[2]["message"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
+    ids=["a missing path", "no worker", "an unknown format", "no path", "a folder without receipts"],
+)
+def test_a_usage_error_exits_2(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], argv: list[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no receipt here")
+    (tmp_path / "r.jsonl").write_text(json.dumps(MAKER.receipt(ROOM)) + "\n")
+    (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
+    words = [w if w.startswith("-") or w.isdigit() or w == "csv" else str(tmp_path / w) for w in argv]
+    with pytest.raises(SystemExit) if not argv or "csv" in argv else nullcontext():
+        assert main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), *words]) == 2
+    assert capfdbinary.readouterr().err
+
+
+def test_re_scoring_without_writing_the_answer_compares_what_the_answer_states() -> None:
+    """The rescorer compares the ledger's lines and the amounts of ``settle_room``'s result, not of an
+    answer written out: both readings agree on every golden room (each step, refusals included)."""
+    from helpers import golden_cases
+
+    from service.contract import RoomRejected
+    from service.documents import score_document, settle_room
+    from service.trust.receipts import _ledger, _settled
+
+    catalogue = builtin_catalogue()
+    names = ("public.jsonl", "house-public.jsonl", "house2-public.jsonl")
+    cases = [c["request"] for name in names for c in golden_cases(name)]
+    scored = refused = 0
+    for request in cases:
+        try:
+            written = _ledger(score_document(request, catalogue))
+        except RoomRejected as rejected:
+            with pytest.raises(RoomRejected) as again:
+                settle_room(request, catalogue)
+            assert [(f.pointer, f.code) for f in again.value.faults] == [(f.pointer, f.code) for f in rejected.faults]
+            refused += 1
+            continue
+        assert _settled(settle_room(request, catalogue)) == written
+        scored += 1
+    assert scored > 100 and refused > 10
+
+
+def test_stdin_is_read_as_json_lines_and_a_receipt_file_past_its_cap_is_refused(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = json.dumps(MAKER.receipt(ROOM))
+    (tmp_path / "in.jsonl").write_text(line + "\n" + line + "\n")
+    (tmp_path / "big.json").write_text(json.dumps(MAKER.receipt(ROOM), indent=4))
+    monkeypatch.setattr("service.bulk.receipt_runs.WHOLE_FILE_BYTES", len(line) + 1)
+    with open(tmp_path / "in.jsonl", "rb") as given:
+        monkeypatch.setattr("sys.stdin", given)
+        code, records, _ = _run(tmp_path, capfdbinary, "-", str(tmp_path / "big.json"), more=("--jobs", "1"))
+    assert code == 1
+    assert [(r["file"], r["line"], r["code"]) for r in records] == [
+        ("-", 1, None), ("-", 2, None), (str(tmp_path / "big.json"), 1, "unreadable")
+    ]  # fmt: skip
+    assert "a receipt file may hold" in records[2]["message"] and "MAUBINH_MAX_LINE_BYTES" not in records[2]["message"]
