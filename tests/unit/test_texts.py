@@ -85,10 +85,12 @@ def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
 
 MORE_FIELDS = {
     "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
-    "ledger.scoop_": {"times", "extra", "units"},  # Vietnamese says the sum a support agent reads aloud
-    "ledger.sweep_": {"times", "extra", "units"},
-    "ledger.foul_multiplied": {"extra", "units"},
+    # Vietnamese says the sum a support agent reads aloud, who pays, and a fouled loser's scoop as a foul
+    "ledger.scoop_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
+    "ledger.sweep_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
+    "ledger.foul_": {"extra", "units", "winner", "gap", "pays"},
     "ledger.no_ace": {"units"},
+    "ledger.ace_balance": {"payer_owes", "payee_gets"},  # a payer's whole balance, before this line's part
     "ledger.scooped_by_": {"loser"},  # Vietnamese names who was scooped
 }
 """Fields the code gives that the English template does not use."""
