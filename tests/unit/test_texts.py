@@ -90,6 +90,7 @@ MORE_FIELDS = {
     "ledger.sweep_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
     "ledger.foul_": {"extra", "units", "winner", "gap", "pays"},
     "ledger.no_ace": {"units"},
+    "cli.summary": {"done"},  # "đã tính 300 ván: 249 xong, 51 bị từ chối", as verify's summary counts
     "ledger.ace_balance": {"payer_owes", "payee_gets"},  # a payer's whole balance, before this line's part
     "ledger.scooped_by_": {"loser"},  # Vietnamese names who was scooped
 }
