@@ -21,7 +21,8 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.texts import Language, Template, Text, in_language, ledger_templates, localize
+from service.scoring.settlement import CHI_RULE
+from service.texts import Language, Template, Text, in_language, ledger_templates, localize, phrasebook
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
@@ -112,6 +113,14 @@ def _filled(template: Template, fields: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
+def _rule_said(rule: str, language: Language) -> str:
+    """A line's rule as a reader of ``language`` reads it: the stable ``rule`` names ruleset fields, which
+    are codes in any language, and a chi line's docs/rules.md citation, whose words are translated."""
+    if rule.startswith(CHI_RULE):
+        return phrasebook(language)["ledger.rule_chi"] + rule[len(CHI_RULE) :]
+    return rule
+
+
 def _line_json(
     seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language
 ) -> dict[str, Any]:
@@ -125,6 +134,7 @@ def _line_json(
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
+        "rule_text": line.rule if language == "en" else _rule_said(line.rule, language),
         "explanation": _filled(templates[key], fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     Ints = NDArray[np.int64]
     Mask = NDArray[np.bool_]
 
+CHI_RULE: Final = "docs/rules.md §5: one unit per chi won"
+"""A chi line's rule: the one rule that is a sentence, not a ruleset field; stable, as every rule is (the
+phrasebook's ledger.rule_chi says it in each language, for ``rule_text``)."""
 FOUL_REASONS: Final[dict[str, Named]] = {
     code: KeyedName(phrasebook("en")[key], key)
     for code, key in {"left": "foul_reason.left", "timed_out": "foul_reason.timed_out"}.items()
@@ -229,7 +232,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     1,
-                    with_knobs("docs/rules.md §5: one unit per chi won", pair),
+                    with_knobs(CHI_RULE, pair),
                     how,
                     position,
                     hands,

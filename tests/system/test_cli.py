@@ -335,6 +335,7 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
         "amount",
         "rule",
         "explanation",
+        "rule_text",  # added last (docs/contract.md): a column read by position keeps its place
     ]
     assert rows[1] == [
         'bàn 7, "ván" 12',
@@ -347,6 +348,7 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
         "1000",
         "docs/rules.md §5: one unit per chi won",
         "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)",
+        "docs/rules.md §5: one unit per chi won",
     ]
     assert rows[4][2:8] == ["scoop", "P", "Q", "", "6", "6000"]
     assert '"bàn 7, ""ván"" 12"' in one.stdout.decode("utf-8")
