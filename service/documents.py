@@ -15,6 +15,7 @@ from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import (
     arrange_json,
+    evaluation_said,
     hands_json,
     pattern_json,
     problem_json,
@@ -105,6 +106,7 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: La
         "hands": hands_json(hands, ruleset),
         "fouled": reason is not None,
         "foul_reason": reason,
+        "explanation": evaluation_said(ruleset, reason, [p["pattern"] for p in patterns]),
         "instant_wins": patterns,
     }
 

@@ -102,13 +102,45 @@ def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim:
     out: dict[str, list[Any]] = {"missing": [], "extra": [], "different": []}
     for (payer, payee, step), (mine, theirs) in totals.items():
         entry = {"payer": payer, "payee": payee, "step": step}
+        said = {**entry, "step": STEP_TEXTS[step or "unstated"]}
         if theirs == 0:
-            out["missing"].append({**entry, "computed": mine})
+            out["missing"].append(
+                {**entry, "computed": mine, "explanation": Text("verify.line_missing", **said, amount=mine)}
+            )
         elif mine == 0:
-            out["extra"].append({**entry, "claimed": theirs})
+            out["extra"].append(
+                {**entry, "claimed": theirs, "explanation": Text("verify.line_extra", **said, amount=theirs)}
+            )
         elif mine != theirs:
-            out["different"].append({**entry, "computed": mine, "claimed": theirs})
+            differs = Text("verify.line_different", **said, computed=mine, claimed=theirs)
+            out["different"].append({**entry, "computed": mine, "claimed": theirs, "explanation": differs})
     return out
+
+
+def _verdict(players: list[dict[str, Any]], ledger: dict[str, list[Any]] | None) -> list[Text]:
+    """The answer in a sentence or a few, for the agent who reads it to a player: it agrees; or whose
+    amounts differ; or, every total right, which lines the game booked under the wrong step (a line
+    the rules have under one step and the game under another, same payer, payee and amount) and the rest."""
+    wrong = sum(1 for p in players if p["difference"])
+    if wrong:
+        return [Text("verify.amounts_differ", count=wrong, players=len(players))]
+    if ledger is None or not any(ledger.values()):
+        return [Text("verify.agrees")]
+    said: list[Text] = [Text("verify.steps_differ")]
+    missing = list(ledger["missing"])
+    for extra in ledger["extra"]:
+        same = (extra["payer"], extra["payee"], extra["claimed"])
+        twin = next((m for m in missing if (m["payer"], m["payee"], m["computed"]) == same and m["step"]), None)
+        if extra["step"] is None:
+            twin = None
+        if twin is None:
+            said.append(extra["explanation"])
+            continue
+        missing.remove(twin)
+        said.append(Text("verify.line_relabelled", payer=extra["payer"], payee=extra["payee"], amount=extra["claimed"],
+                         claimed_step=STEP_TEXTS[extra["step"]], computed_step=STEP_TEXTS[twin["step"]]))  # fmt: skip
+    said += [m["explanation"] for m in missing] + [d["explanation"] for d in ledger["different"]]
+    return said
 
 
 def _check_difference(player: str, claimed: int, computed: int) -> None:
@@ -198,7 +230,7 @@ def _step_lines(steps: dict[str, int], said: dict[str, int] | None) -> list[Text
     recorded none of it (no "+0"); a claim of amounts alone, what the rules give for each step."""
     if said is None:
         return [Text("verify.computed_step", step=STEP_TEXTS[step], amount=numeral(amount, signed=True))
-                for step, amount in steps.items()]  # fmt: skip
+                for step, amount in steps.items() if amount]  # fmt: skip  # a step netting 0 explains nothing
     lines = []
     for step in dict.fromkeys([*steps, *said]):
         mine, theirs = steps.get(step), said.get(step)
@@ -241,7 +273,8 @@ def compare(result: Result, claim: Claim, stake: int) -> dict[str, Any]:
         entry["explanation"] = [total, *_step_lines(_by_step(computed, entry["id"]), said)]
     ledger = None if claim.ledger is None else _ledger_differences(computed, claim)
     agrees = all(p["difference"] == 0 for p in players) and (ledger is None or not any(ledger.values()))
-    return {"agrees": agrees, "players": players, "ledger": ledger, "corrections": owed}
+    verdict = _verdict(players, ledger)
+    return {"agrees": agrees, "explanation": verdict, "players": players, "ledger": ledger, "corrections": owed}
 
 
 def settles(status: int, body: dict[str, Any]) -> bool:

@@ -51,10 +51,39 @@ def test_a_missing_scoop_is_named_by_step(client: FlaskClient) -> None:
     ]
     assert body["corrections"] == [{"payer": "P", "payee": "Q", "amount": 6000}]
     assert body["ledger"] == {
-        "missing": [{"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000}],
+        "missing": [
+            {
+                "payer": "P",
+                "payee": "Q",
+                "step": "scoop",
+                "computed": 6000,
+                "explanation": "the game did not record this line: P pays Q 6,000 (scoop)",
+            }
+        ],
         "extra": [],
         "different": [],
     }
+
+
+def test_totals_right_but_a_line_booked_under_the_wrong_step_is_said(client: FlaskClient) -> None:
+    """Review 5, item 4: the sập booked as a foul penalty; the totals agree, and the answer still says
+    in words what is wrong, in the language asked."""
+    relabelled = [*RIGHT_LEDGER[:3], {**RIGHT_LEDGER[3], "step": "foul"}]
+    vi = {"Accept-Language": "vi"}
+    body = client.post("/v1/verify", json={**E1, "claimed": {"amounts": RIGHT, "ledger": relabelled}}, headers=vi)
+    answer = body.get_json()
+    assert answer["agrees"] is False and [p["difference"] for p in answer["players"]] == [0, 0]
+    assert answer["explanation"] == [
+        "Tổng tiền của từng người khớp, nhưng game ghi sai khoản:",
+        "game ghi P trả Q 6.000 là phạt binh lủng, theo luật đó là sập",
+    ]
+    assert [e["explanation"] for e in answer["ledger"]["missing"] + answer["ledger"]["extra"]] == [
+        "Game không ghi dòng này: P trả Q 6.000 (sập)",
+        "Game ghi dòng này nhưng theo luật không có: P trả Q 6.000 (phạt binh lủng)",
+    ]
+    assert verify(client, {"amounts": RIGHT}).get_json()["explanation"] == [
+        "The game's settlement agrees with the rules."
+    ]
 
 
 def test_a_wrong_amount_without_a_ledger_still_shows_the_steps(client: FlaskClient) -> None:
@@ -77,9 +106,24 @@ def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
         {**RIGHT_LEDGER[3], "amount": 12000},
     ]
     body = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}).get_json()
-    assert body["ledger"]["extra"] == [{"payer": "P", "payee": "Q", "step": "bonus", "claimed": 3000}]
+    assert body["ledger"]["extra"] == [
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": "bonus",
+            "claimed": 3000,
+            "explanation": "the game recorded a line the rules do not have: P pays Q 3,000 (bonus)",
+        }
+    ]
     assert body["ledger"]["different"] == [
-        {"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000, "claimed": 12000}
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": "scoop",
+            "computed": 6000,
+            "claimed": 12000,
+            "explanation": "P pays Q (scoop): the rules give 6,000, the game recorded 12,000",
+        }
     ]
     assert body["players"][0]["explanation"] == [
         "P: the game recorded −18,000, the rules give −9,000 → P is still owed 9,000 by Q",
@@ -138,7 +182,14 @@ def test_a_claimed_ledger_without_steps_is_matched_by_payer_and_payee(client: Fl
     lines = [{"payer": "P", "payee": "Q", "amount": 3000}]
     body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": lines}).get_json()
     assert body["ledger"]["different"] == [
-        {"payer": "P", "payee": "Q", "step": None, "computed": 9000, "claimed": 3000}
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": None,
+            "computed": 9000,
+            "claimed": 3000,
+            "explanation": "P pays Q (lines without a step): the rules give 9,000, the game recorded 3,000",
+        }
     ]
     assert body["players"][0]["explanation"] == [
         "P: the game recorded −3,000, the rules give −9,000 → P still owes Q 6,000",
