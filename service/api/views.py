@@ -33,6 +33,7 @@ from service.api.problem_pages import problem_page
 from service.api.quotas import take_rooms
 from service.api.rules_page import rules_page
 from service.api.signatures import bind_room, published_keys
+from service.api.viewer_page import viewer_page
 from service.documents import (
     Operation,
     arrange_document,
@@ -297,8 +298,13 @@ def _static(name: str, content_type: str) -> Response:
 
 @api.get("/viewer", provide_automatic_options=False)
 def viewer() -> Response:
-    """The showdown viewer: a page that replays a scored room chi by chi (no CDN, works offline)."""
-    return _static("viewer.html", "text/html; charset=utf-8")
+    """The showdown viewer: a page that replays a scored room chi by chi (no CDN, works offline),
+    served in the language asked, so that its first paint (or a reader without scripts) is in it."""
+    said = language()
+    answer = Response(viewer_page(said), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    answer.headers["Content-Language"] = said
+    answer.vary.add("Accept-Language")  # a cache keeps one page per language
+    return answer
 
 
 @api.get("/viewer/<asset>", provide_automatic_options=False)
