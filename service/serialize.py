@@ -22,7 +22,18 @@ from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
 from service.scoring.settlement import CHI_RULE, foul_reasons, pattern_names, position_names
-from service.texts import Language, Named, Template, Text, in_language, ledger_templates, listed, localize, phrasebook
+from service.texts import (
+    Language,
+    Named,
+    Template,
+    Text,
+    choices_in_vietnamese,
+    in_language,
+    ledger_templates,
+    listed,
+    localize,
+    phrasebook,
+)
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
@@ -260,6 +271,11 @@ def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
     out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
     if ruleset.base is not None:
         out["base"] = _ref_json(ruleset.base)
+    words = choices_in_vietnamese()
+    for choice in out.get("choices", []):  # Vietnamese beside the English: one answer whatever the language (ETag)
+        for member in ("decision", "reason"):
+            if choice.get(member) in words:
+                choice[f"{member}_vi"] = words[choice[member]]
     return out
 
 
