@@ -197,7 +197,8 @@ def verify() -> Response:
     if isinstance(document, dict) and "receipt" in document:  # a receipt in place of a claim
         caller = the_caller()
         _count_rooms(1, caller)
-        answer = receipt_document(document, _catalogue(caller), language(), published_keys())
+        limited = caller is not None and caller.rulesets is not None  # "not known" may be "not yours"
+        answer = receipt_document(document, _catalogue(caller), language(), published_keys(), limited)
         return _ok(bind_room(answer, document))
     return _answer(verify_document, signed=True, document=document)
 
