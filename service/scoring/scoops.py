@@ -10,7 +10,15 @@ from service.rulesets import Ruleset
 from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
 from service.scoring.pairs import FIXED_FOUL, INSTANT_WIN, Pair
 from service.scoring.results import LedgerLine
-from service.scoring.settlement import ledger_line, no_units, pay, product_said, times_said, with_knobs
+from service.scoring.settlement import (
+    FOUL_REASONS,
+    ledger_line,
+    no_units,
+    pay,
+    product_said,
+    times_said,
+    with_knobs,
+)
 from service.texts import Named, phrasebook
 
 if TYPE_CHECKING:
@@ -98,12 +106,21 @@ def _scooped_by(loser: str, scoopers: int, opponents: int, counted: bool) -> Nam
     return Named(" " + phrasebook("en")[key].format(**fields), " " + phrasebook("vi")[key].format(**fields))
 
 
-def _opening(winner: str, loser: str, by: Named, fouled: bool) -> Named:
+def _opening(winner: str, loser: str, by: Named, fouled: bool, reason: Named | None) -> Named:
     """Who scooped whom, in Vietnamese: a fouled loser's scoop is said as the foul it is, not as a
-    win of the other's hands (which may have been weaker)."""
-    key = "ledger.scoop_fouled" if fouled else "ledger.scoop_won"
+    win of the other's hands (which may have been weaker); one who left or timed out, by its status."""
+    key = "ledger.scoop_won" if not fouled else "ledger.scoop_fouled_status" if reason else "ledger.scoop_fouled"
     fields = {"winner": winner, "loser": loser}
-    return Named(phrasebook("en")[key].format(**fields, by=by.en), phrasebook("vi")[key].format(**fields, by=by.vi))
+    en, vi = (reason.en, reason.vi) if reason else ("", "")
+    return Named(
+        phrasebook("en")[key].format(**fields, by=by.en, reason=en),
+        phrasebook("vi")[key].format(**fields, by=by.vi, reason=vi),
+    )
+
+
+def _status_reason(code: str | None) -> Named | None:
+    """A status that counts as a foul (left, timed out), in words; None for an arrangement's foul."""
+    return FOUL_REASONS.get(code or "")
 
 
 def _sweep_said(s: int) -> Named:
@@ -125,7 +142,7 @@ def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoope
             "winner": won,
             "loser": lost,
             "by": by,
-            "won": _opening(won, lost, by, fouled),
+            "won": _opening(won, lost, by, fouled, _status_reason(room.players[loser].foul_reason)),
             "fouled": Named("", phrasebook("vi")["ledger.scoop_fouled_note"] if fouled else ""),
             "gap": times_said(m * s),
             "sweep_by": _sweep_said(s),
