@@ -71,3 +71,14 @@ def test_a_bad_ruleset_file_is_said_once(tmp_path: Path, capsys: pytest.CaptureF
     said = _cli(capsys, "rulesets", "check", str(bad), "--lang", "vi")
     assert f"{bad}: JSON không hợp lệ ở dòng 2, cột 1: thiếu tên khóa" in said, said
     assert ": /: " not in said
+
+
+def test_a_card_twice_in_one_player_s_cards_names_no_room() -> None:
+    """Review 5, runners-up: /v1/arrange has 13 cards and no ván."""
+    cards = ["AS", "AS", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC", "QC"]
+    status, body = answer(OPERATIONS["arrange"], json.dumps({"ruleset": "maubinh-2020", "cards": cards}).encode(),
+                          language="vi")  # fmt: skip
+    assert status == 422
+    said = json.loads(dumps(body, "vi"))["errors"]
+    assert said == [{"pointer": "/cards/1", "message": "lá AS xuất hiện hai lần trong số lá đã gửi (lần đầu ở /cards/0)",
+                     "code": "duplicate_card"}]  # fmt: skip
