@@ -97,7 +97,7 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: La
     cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
     found = qualifying_patterns(cards, hands, reason is not None, ruleset)
     patterns = [
-        pattern_json(row.pattern, row.units, row.strength, found[row.pattern])
+        pattern_json(row.pattern, row.units, row.strength, found[row.pattern], ruleset)
         for row in ruleset.instant_wins
         if row.pattern in found
     ]

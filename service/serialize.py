@@ -81,9 +81,12 @@ def split_json(split: Split | None) -> dict[str, list[str]] | None:
     return {"back": format_cards(split.back), "middle": format_cards(split.middle), "front": format_cards(split.front)}
 
 
-def pattern_json(pattern: str, units: int, strength: int, split: Split | None) -> dict[str, Any]:
-    """An instant-win pattern as every response shows it (score, evaluate, arrange)."""
-    name_en, name_vi = PATTERN_NAMES[pattern]
+def pattern_json(pattern: str, units: int, strength: int, split: Split | None, ruleset: Ruleset) -> dict[str, Any]:
+    """An instant-win pattern as every response shows it (score, evaluate, arrange); its Vietnamese name
+    the one the ruleset's ledger lines say ("Sám chi đầu (chi 3 lá)" in maubinh-bao)."""
+    name_en, _ = PATTERN_NAMES[pattern]
+    said = pattern_names(ruleset)[pattern].vi
+    name_vi = said[:1].upper() + said[1:]
     return {
         "pattern": pattern,
         "units": units,
@@ -94,8 +97,8 @@ def pattern_json(pattern: str, units: int, strength: int, split: Split | None) -
     }
 
 
-def instant_win_json(win: InstantWin | None) -> dict[str, Any] | None:
-    return None if win is None else pattern_json(win.pattern, win.units, win.strength, win.split)
+def instant_win_json(win: InstantWin | None, ruleset: Ruleset) -> dict[str, Any] | None:
+    return None if win is None else pattern_json(win.pattern, win.units, win.strength, win.split, ruleset)
 
 
 def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str, Any]:
@@ -105,7 +108,7 @@ def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str
         "fouled": player.fouled,
         "foul_reason": player.foul_reason,
         "declared": player.declared,
-        "instant_win": instant_win_json(player.instant_win),
+        "instant_win": instant_win_json(player.instant_win, ruleset),
         "aces": player.aces,
         "hands": hands_json(player.hands, ruleset) if player.hands is not None else None,
         "units": player.units,
@@ -332,7 +335,7 @@ def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[st
 
     table = ruleset.hand_table
     rows = {row.pattern: row for row in ruleset.instant_wins}
-    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
+    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split, ruleset) for p, split in advice.patterns]
     by_id = {p["pattern"]: p for p in patterns}
     declare = None
     if ruleset.instant_mode == "declared" and advice.strongest is not None:

@@ -127,3 +127,4 @@ def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
     ]  # fmt: skip
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
     assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
+    assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
