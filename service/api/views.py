@@ -328,7 +328,11 @@ def viewer_texts(language: str) -> Response:
 @api.get("/docs/rules", provide_automatic_options=False)
 def rules() -> Response:
     """docs/rules.md as a page; ledger citations (docs/rules.md §5) link to its sections (#s5)."""
-    return Response(rules_page(), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    said = language()
+    page = Response(rules_page(said), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    page.headers["Content-Language"] = said
+    page.vary.add("Accept-Language")
+    return page
 
 
 @api.get("/problems/<slug>", provide_automatic_options=False)
