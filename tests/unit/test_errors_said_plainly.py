@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from flask.testing import FlaskClient
 from helpers import golden_cases
 
 from service.cli import main
@@ -82,3 +83,9 @@ def test_a_card_twice_in_one_player_s_cards_names_no_room() -> None:
     said = json.loads(dumps(body, "vi"))["errors"]
     assert said == [{"pointer": "/cards/1", "message": "lá AS xuất hiện hai lần trong số lá đã gửi (lần đầu ở /cards/0)",
                      "code": "duplicate_card"}]  # fmt: skip
+
+
+def test_a_problem_s_detail_is_a_capitalised_sentence(client: FlaskClient) -> None:
+    """Review 5, consistency: a 404's detail reused a 422 message's lower-case words."""
+    detail = client.get("/v1/rulesets/khong-co", headers={"Accept-Language": "vi"}).get_json()["detail"]
+    assert detail.startswith("Không có bộ luật 'khong-co'; các bộ luật hiện có: ")
