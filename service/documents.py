@@ -90,7 +90,10 @@ def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Lang
 
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
-    ruleset, arrangement = load_arrangement(raw, catalogue)
+    try:
+        ruleset, arrangement = load_arrangement(raw, catalogue)
+    except RoomRejected as rejected:
+        raise RoomRejected(rejected.faults, of_room=False) from None
     table = ruleset.hand_table
     hands = table.describe_all(arrangement)
     reason = arrangement_foul(hands)
@@ -115,7 +118,10 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None, language: Lan
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
     from service.advisor import advise  # numpy and the field tables: only for the advisor
 
-    request = load_arrange_request(raw, catalogue)
+    try:
+        request = load_arrange_request(raw, catalogue)
+    except RoomRejected as rejected:
+        raise RoomRejected(rejected.faults, of_room=False) from None
     advice = advise(request.cards, request.ruleset, request.alternatives, request.opponents)
     return arrange_json(advice, request.ruleset, request.alternatives)
 
@@ -146,7 +152,7 @@ def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
     if isinstance(error, BadDocument):
         return 400, problem_json(400, Text("problem.bad_json"), error.args[0])
     if isinstance(error, RoomRejected):
-        return 422, rejected_json(error.faults)
+        return 422, rejected_json(error.faults, error.of_room)
     return None
 
 

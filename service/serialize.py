@@ -245,13 +245,14 @@ list is cut, so that a small request cannot ask for a huge answer (nor a batch o
 each. The detail gives the total."""
 
 
-def rejected_json(faults: list[Fault]) -> dict[str, Any]:
+def rejected_json(faults: list[Fault], of_room: bool = True) -> dict[str, Any]:
     count = len(faults)
     if count > MAX_FAULTS_LISTED:
         detail = Text("problem.unprocessable_cut", count=count, listed=MAX_FAULTS_LISTED)
     else:
         detail = Text("problem.unprocessable_one" if count == 1 else "problem.unprocessable", count=count)
-    return problem_json(422, Text("problem.unprocessable_title"), detail, faults[:MAX_FAULTS_LISTED])
+    title = Text("problem.unprocessable_title" if of_room else "problem.unprocessable_request_title")
+    return problem_json(422, title, detail, faults[:MAX_FAULTS_LISTED])
 
 
 def _ref_json(ref: RulesetRef) -> dict[str, Any]:
