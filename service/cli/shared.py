@@ -100,9 +100,9 @@ class Parser(argparse.ArgumentParser):
                 chosen = key
                 if key == "cli.command_choice" and fields["given"].strip("'") in LANGUAGES:
                     chosen = "cli.command_choice_lang"  # `maubinh --lang vi score`: the option went first
-                if "names" in fields:  # the subcommands' dest is the code's name for them
+                if "names" in fields:  # the subcommands' dest (command, keys_command…) is the code's name for them
                     the_command = Text("cli.the_command").render(self.language)
-                    fields["names"] = re.sub(r"\bcommand\b", the_command, fields["names"])
+                    fields["names"] = re.sub(r"\b(?:\w+_)?command\b", the_command, fields["names"])
                 said = Text(chosen, **fields).render(self.language)
                 break
         usage = argparse.ArgumentParser.format_usage(self).removeprefix("usage: ")
@@ -133,7 +133,7 @@ def _headings_said(text: str, language: Language) -> str:
 USAGE_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"the following arguments are required: (?P<names>.+)"), "cli.arguments_required"),
     (
-        re.compile(r"argument command: invalid choice: (?P<given>.+) \(choose from (?P<choices>.+)\)"),
+        re.compile(r"argument (?:\w+_)?command: invalid choice: (?P<given>.+) \(choose from (?P<choices>.+)\)"),
         "cli.command_choice",
     ),
     (re.compile(r"unrecognized arguments: (?P<words>.+)"), "cli.arguments_unknown"),

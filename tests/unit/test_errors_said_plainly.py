@@ -89,3 +89,11 @@ def test_a_problem_s_detail_is_a_capitalised_sentence(client: FlaskClient) -> No
     """Review 5, consistency: a 404's detail reused a 422 message's lower-case words."""
     detail = client.get("/v1/rulesets/khong-co", headers={"Accept-Language": "vi"}).get_json()["detail"]
     assert detail.startswith("Không có bộ luật 'khong-co'; các bộ luật hiện có: ")
+
+
+def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys`, `receipts`: argparse named their subcommands by the code's dest (keys_command)."""
+    assert _cli(capsys, "keys", "--lang", "vi").endswith("maubinh keys: lỗi: thiếu đối số bắt buộc: lệnh\n")
+    said = _cli(capsys, "receipts", "bogus", "--lang", "vi")
+    assert "'bogus' không phải lệnh hợp lệ (chọn một trong 'verify', 'make', 'publish')" in said
+    assert "_command" not in said
