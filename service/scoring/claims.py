@@ -212,8 +212,19 @@ def _joined(parts: list[Named]) -> Named:
     )
 
 
-def who_owes_whom(player: str, owed: list[dict[str, Any]]) -> Text:
-    """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read."""
+def _paid_back(correction: dict[str, Any]) -> Named:
+    """A correction that returns what the game made its payee pay too much: "Q phải trả lại P 3.000"."""
+    payer, payee, amount = correction["payer"], correction["payee"], numeral(correction["amount"])
+    return Named(f"{payer} must pay {payee} back {amount.en}", f"{payer} phải trả lại {payee} {amount.vi}")
+
+
+def who_owes_whom(player: str, owed: list[dict[str, Any]], overcharged: frozenset[str] = frozenset()) -> Text:
+    """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read. Where
+    every correction of the player returns money to an ``overcharged`` player (the game made them pay
+    more than the rules do), it is said as a refund, as an agent says it: "Q phải trả lại P 3.000"."""
+    mine = [c for c in owed if player in (c["payer"], c["payee"])]
+    if mine and all(c["payee"] in overcharged for c in mine):
+        return Text("verify.paid_back", clauses=_joined([_paid_back(c) for c in mine]))
     pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{c['payee']} {numeral(c['amount']).vi}")
             for c in owed if c["payer"] == player]  # fmt: skip
     gets = [Named(f"{numeral(c['amount'])} by {c['payer']}", f"{numeral(c['amount']).vi} từ {c['payer']}")
@@ -263,12 +274,13 @@ def compare(result: Result, claim: Claim, stake: int) -> dict[str, Any]:
         _check_difference(player.id, theirs, mine)
         players.append({"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine})
     owed = corrections(players, computed, claimed)
+    overcharged = frozenset(p["id"] for p in players if p["claimed"] < p["computed"] <= 0)  # paid more than the rules
     for entry in players:
         if entry["difference"] == 0:
             continue
         said = None if stepped is None else _by_step(stepped, entry["id"])  # lines without steps explain no step
         claimed_total, computed_total = numeral(entry["claimed"], signed=True), numeral(entry["computed"], signed=True)
-        owes = who_owes_whom(entry["id"], owed)
+        owes = who_owes_whom(entry["id"], owed, overcharged)
         total = Text("verify.claim_total", id=entry["id"], claimed=claimed_total, computed=computed_total, owed=owes)
         entry["explanation"] = [total, *_step_lines(_by_step(computed, entry["id"]), said)]
     ledger = None if claim.ledger is None else _ledger_differences(computed, claim)

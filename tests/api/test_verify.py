@@ -126,11 +126,17 @@ def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
         }
     ]
     assert body["players"][0]["explanation"] == [
-        "P: the game recorded −18,000, the rules give −9,000 → P is still owed 9,000 by Q",
+        "P: the game recorded −18,000, the rules give −9,000 → Q must pay P back 9,000",
         "scoop: the rules give −6,000, the game recorded −12,000",
         "bonus: the rules give nothing, the game recorded −3,000",
     ]
     assert body["corrections"] == [{"payer": "Q", "payee": "P", "amount": 9000}]
+    # the game made P pay too much: review 5's runner-up, said as an agent says a refund, from both sides
+    vi = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}, language="vi").get_json()
+    assert [p["explanation"][0] for p in vi["players"]] == [
+        "P: game ghi −18.000, theo luật −9.000 → Q phải trả lại P 9.000",
+        "Q: game ghi +18.000, theo luật +9.000 → Q phải trả lại P 9.000",
+    ]
 
 
 def test_swapped_payer_and_payee(client: FlaskClient) -> None:
@@ -222,7 +228,7 @@ def test_who_owes_whom_follows_the_claimed_lines_pair_by_pair(client: FlaskClien
     ]
     said = {p["id"]: p["explanation"][0] for p in body["players"]}
     assert said["S"] == "S: the game recorded +30, the rules give −10 → S still owes P 40"
-    assert said["Q"] == "Q: the game recorded −20, the rules give −10 → Q is still owed 10 by R"
+    assert said["Q"] == "Q: the game recorded −20, the rules give −10 → R must pay Q back 10"  # a refund: Q overpaid
     vi = verify(client, {"amounts": claimed, "ledger": ledger}, E3, language="vi").get_json()
     assert vi["players"][3]["explanation"] == [
         "S: game ghi +30, theo luật −10 → S còn phải trả P 40",
