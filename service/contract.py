@@ -51,9 +51,10 @@ class Fault:
 class RoomRejected(ValueError):
     """The request breaks the contract or the rules (HTTP 422)."""
 
-    def __init__(self, faults: list[Fault]) -> None:
+    def __init__(self, faults: list[Fault], of_room: bool = True) -> None:
         super().__init__("; ".join(f"{f.pointer}: {f.message}" for f in faults))
         self.faults = faults
+        self.of_room = of_room  # False for one player's cards (evaluate, arrange): no room, and the title says so
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from service.rulesets.catalogue import Catalogue
 from service.scoring import Result, arrangement_foul, qualifying_patterns, score
 from service.serialize import (
     arrange_json,
+    evaluation_said,
     hands_json,
     pattern_json,
     problem_json,
@@ -110,14 +111,17 @@ def verify_document(raw: Any, catalogue: Catalogue | None = None, language: Lang
 
 def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: Language = "en") -> dict[str, Any]:
     """Name the hands of one arrangement, say whether it fouls, list its patterns."""
-    ruleset, arrangement = load_arrangement(raw, catalogue)
+    try:
+        ruleset, arrangement = load_arrangement(raw, catalogue)
+    except RoomRejected as rejected:
+        raise RoomRejected(rejected.faults, of_room=False) from None
     table = ruleset.hand_table
     hands = table.describe_all(arrangement)
     reason = arrangement_foul(hands)
     cards = arrangement["back"] + arrangement["middle"] + arrangement["front"]
     found = qualifying_patterns(cards, hands, reason is not None, ruleset)
     patterns = [
-        pattern_json(row.pattern, row.units, row.strength, found[row.pattern])
+        pattern_json(row.pattern, row.units, row.strength, found[row.pattern], ruleset)
         for row in ruleset.instant_wins
         if row.pattern in found
     ]
@@ -126,6 +130,7 @@ def evaluate_document(raw: Any, catalogue: Catalogue | None = None, language: La
         "hands": hands_json(hands, ruleset),
         "fouled": reason is not None,
         "foul_reason": reason,
+        "explanation": evaluation_said(ruleset, reason, [p["pattern"] for p in patterns]),
         "instant_wins": patterns,
     }
 
@@ -134,7 +139,10 @@ def arrange_document(raw: Any, catalogue: Catalogue | None = None, language: Lan
     """Suggest an arrangement of 13 cards (gợi ý) and say what it is expected to win."""
     from service.advisor import advise  # numpy and the field tables: only for the advisor
 
-    request = load_arrange_request(raw, catalogue)
+    try:
+        request = load_arrange_request(raw, catalogue)
+    except RoomRejected as rejected:
+        raise RoomRejected(rejected.faults, of_room=False) from None
     advice = advise(request.cards, request.ruleset, request.alternatives, request.opponents)
     return arrange_json(advice, request.ruleset, request.alternatives)
 
@@ -165,7 +173,7 @@ def problem_for(error: Exception) -> tuple[int, dict[str, Any]] | None:
     if isinstance(error, BadDocument):
         return 400, problem_json(400, Text("problem.bad_json"), error.args[0])
     if isinstance(error, RoomRejected):
-        return 422, rejected_json(error.faults)
+        return 422, rejected_json(error.faults, error.of_room)
     return None
 
 

@@ -76,7 +76,10 @@ PROBLEM_TYPES: Final = {
     ),
 }
 PROBLEM_PATH: Final = "/problems/"
-SLUG_OF_TITLE: Final = {kind.title: slug for slug, kind in PROBLEM_TYPES.items()}
+SLUG_OF_TITLE: Final = {
+    **{kind.title: slug for slug, kind in PROBLEM_TYPES.items()},
+    "problem.unprocessable_request_title": "unprocessable-room",  # one player's cards: the same kind, no room
+}
 
 
 def problem_type(title_key: str) -> str:

@@ -21,7 +21,19 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.texts import Language, Template, Text, in_language, ledger_templates, localize
+from service.scoring.settlement import CHI_RULE, foul_reasons, pattern_names, position_names
+from service.texts import (
+    Language,
+    Named,
+    Template,
+    Text,
+    choices_in_vietnamese,
+    in_language,
+    ledger_templates,
+    listed,
+    localize,
+    phrasebook,
+)
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
     from service.advisor import Advice
@@ -69,9 +81,12 @@ def split_json(split: Split | None) -> dict[str, list[str]] | None:
     return {"back": format_cards(split.back), "middle": format_cards(split.middle), "front": format_cards(split.front)}
 
 
-def pattern_json(pattern: str, units: int, strength: int, split: Split | None) -> dict[str, Any]:
-    """An instant-win pattern as every response shows it (score, evaluate, arrange)."""
-    name_en, name_vi = PATTERN_NAMES[pattern]
+def pattern_json(pattern: str, units: int, strength: int, split: Split | None, ruleset: Ruleset) -> dict[str, Any]:
+    """An instant-win pattern as every response shows it (score, evaluate, arrange); its Vietnamese name
+    the one the ruleset's ledger lines say ("Sám chi đầu (chi 3 lá)" in maubinh-bao)."""
+    name_en, _ = PATTERN_NAMES[pattern]
+    said = pattern_names(ruleset)[pattern].vi
+    name_vi = said[:1].upper() + said[1:]
     return {
         "pattern": pattern,
         "units": units,
@@ -82,8 +97,8 @@ def pattern_json(pattern: str, units: int, strength: int, split: Split | None) -
     }
 
 
-def instant_win_json(win: InstantWin | None) -> dict[str, Any] | None:
-    return None if win is None else pattern_json(win.pattern, win.units, win.strength, win.split)
+def instant_win_json(win: InstantWin | None, ruleset: Ruleset) -> dict[str, Any] | None:
+    return None if win is None else pattern_json(win.pattern, win.units, win.strength, win.split, ruleset)
 
 
 def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str, Any]:
@@ -93,7 +108,7 @@ def _player_json(player: PlayerResult, ruleset: Ruleset, stake: int) -> dict[str
         "fouled": player.fouled,
         "foul_reason": player.foul_reason,
         "declared": player.declared,
-        "instant_win": instant_win_json(player.instant_win),
+        "instant_win": instant_win_json(player.instant_win, ruleset),
         "aces": player.aces,
         "hands": hands_json(player.hands, ruleset) if player.hands is not None else None,
         "units": player.units,
@@ -112,6 +127,14 @@ def _filled(template: Template, fields: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
+def _rule_said(rule: str, language: Language) -> str:
+    """A line's rule as a reader of ``language`` reads it: the stable ``rule`` names ruleset fields, which
+    are codes in any language, and a chi line's docs/rules.md citation, whose words are translated."""
+    if rule.startswith(CHI_RULE):
+        return phrasebook(language)["ledger.rule_chi"] + rule[len(CHI_RULE) :]
+    return rule
+
+
 def _line_json(
     seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language
 ) -> dict[str, Any]:
@@ -125,6 +148,7 @@ def _line_json(
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
+        "rule_text": line.rule if language == "en" else _rule_said(line.rule, language),
         "explanation": _filled(templates[key], fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:
@@ -157,7 +181,49 @@ def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
             _line_json(seq, line, room.stake, templates, language) for seq, line in enumerate(result.ledger, start=1)
         ],
         "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
+        **({} if result.ledger else {"explanation": _nothing_paid(result)}),
     }
+
+
+def _nothing_paid(result: Result) -> Text:
+    """Why a room's ledger is empty, said: an empty list is no answer to a player who asks."""
+    if all(player.fouled for player in result.players):
+        return Text("answer.nothing_paid_fouled", count=len(result.players), ruleset=result.room.ruleset.id)
+    return Text("answer.nothing_paid")
+
+
+def _lower(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def _where(ruleset: Ruleset) -> dict[str, Named]:
+    """The three positions as a sentence names them: the field in English, the ruleset's label in Vietnamese."""
+    return {p: Named(p, _lower(named.vi)) for p, named in position_names(ruleset).items()}
+
+
+def _names(named: list[Named]) -> Named:
+    return Named(listed([n.en for n in named]).en, listed([n.vi for n in named]).vi)
+
+
+def _decimal(value: float) -> Named:
+    """An expected value to two places, as each language writes it (1.25; 1,25), the minus a real one."""
+    text = f"{abs(value):.2f}"
+    sign = "\u2212" if value < 0 else ""
+    return Named(sign + text, sign + text.replace(".", ","))
+
+
+def evaluation_said(ruleset: Ruleset, reason: str | None, patterns: list[str]) -> list[Text]:
+    """``POST /v1/evaluate`` in words: fouled or not and why, then the instant wins the cards qualify for."""
+    where = _where(ruleset)
+    said = [
+        Text("answer.fouled", reason=foul_reasons(ruleset)[reason], **where)
+        if reason
+        else Text("answer.legal", **where)
+    ]
+    if patterns:
+        named = _names([pattern_names(ruleset)[p] for p in patterns])
+        said.append(Text("answer.patterns", patterns=named, ruleset=ruleset.id))
+    return said
 
 
 def problem_json(
@@ -179,13 +245,14 @@ list is cut, so that a small request cannot ask for a huge answer (nor a batch o
 each. The detail gives the total."""
 
 
-def rejected_json(faults: list[Fault]) -> dict[str, Any]:
+def rejected_json(faults: list[Fault], of_room: bool = True) -> dict[str, Any]:
     count = len(faults)
     if count > MAX_FAULTS_LISTED:
         detail = Text("problem.unprocessable_cut", count=count, listed=MAX_FAULTS_LISTED)
     else:
         detail = Text("problem.unprocessable_one" if count == 1 else "problem.unprocessable", count=count)
-    return problem_json(422, Text("problem.unprocessable_title"), detail, faults[:MAX_FAULTS_LISTED])
+    title = Text("problem.unprocessable_title" if of_room else "problem.unprocessable_request_title")
+    return problem_json(422, title, detail, faults[:MAX_FAULTS_LISTED])
 
 
 def _ref_json(ref: RulesetRef) -> dict[str, Any]:
@@ -208,6 +275,11 @@ def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
     out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
     if ruleset.base is not None:
         out["base"] = _ref_json(ruleset.base)
+    words = choices_in_vietnamese()
+    for choice in out.get("choices", []):  # Vietnamese beside the English: one answer whatever the language (ETag)
+        for member in ("decision", "reason"):
+            if choice.get(member) in words:
+                choice[f"{member}_vi"] = words[choice[member]]
     return out
 
 
@@ -232,11 +304,39 @@ def _arrangement_json(hands: dict[Position, tuple[Card, ...]], table: HandTable,
     }
 
 
+def _advice_said(advice: Advice, ruleset: Ruleset, declare: dict[str, Any] | None) -> list[Text]:
+    """The advice in words: the split and why (its expected units, the best of the legal splits), the
+    instant win it takes, and whether to declare (BÁO) and why, by the two expected values."""
+    described = ruleset.hand_table.describe_all(advice.chosen.arrangement)
+    hands = {
+        f"{p}_hand": Named(_lower(described[p].info.name_en), _lower(described[p].info.name_vi)) for p in POSITIONS
+    }
+    names = pattern_names(ruleset)
+    if advice.chosen.split != advice.play.split and advice.instant_win:  # a pattern's split, not the best to play
+        said = [Text("answer.split_pattern", **_where(ruleset), **hands, pattern=names[advice.instant_win])]
+    else:
+        expected = _decimal(advice.chosen.expected_units)
+        said = [Text("answer.split", **_where(ruleset), **hands, expected=expected, legal=advice.legal_splits)]
+    if advice.instant_win and ruleset.instant_mode != "declared":
+        units = ruleset.instant_win_row(advice.instant_win).units
+        said.append(Text("answer.instant_win", pattern=names[advice.instant_win], units=units))
+    if declare is not None:
+        key = "answer.declare" if declare["recommended"] else "answer.do_not_declare"
+        worth = {
+            "declared": _decimal(declare["declare_expected_units"]),
+            "played": _decimal(declare["play_expected_units"]),
+        }
+        said.append(Text(key, pattern=names[declare["pattern"]], **worth))
+    return said
+
+
 def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[str, Any]:
     """The ``POST /v1/arrange`` response: the advisor's decision for 13 cards."""
+    from service.advisor.opponents import field_said
+
     table = ruleset.hand_table
     rows = {row.pattern: row for row in ruleset.instant_wins}
-    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split) for p, split in advice.patterns]
+    patterns = [pattern_json(p, rows[p].units, rows[p].strength, split, ruleset) for p, split in advice.patterns]
     by_id = {p["pattern"]: p for p in patterns}
     declare = None
     if ruleset.instant_mode == "declared" and advice.strongest is not None:
@@ -249,6 +349,7 @@ def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[st
         }
     return {
         "ruleset": ruleset_block(ruleset),
+        "explanation": _advice_said(advice, ruleset, declare),
         **_arrangement_json(advice.chosen.arrangement, table, ruleset),
         "expected_units": round(advice.chosen.expected_units, 4),
         "instant_win": by_id[advice.instant_win] if advice.instant_win else None,
@@ -263,7 +364,7 @@ def arrange_json(advice: Advice, ruleset: Ruleset, alternatives: int) -> dict[st
             "opponents": 1,
             "opponents_field": advice.opponents,
             "field_table": advice.field_table,
-            "field": advice.field.description,
+            "field": field_said(advice.field.description),
             "field_samples": advice.field.samples,
             "legal_splits": advice.legal_splits,
         },

@@ -4,10 +4,11 @@ weak one of a wheel."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import cast
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from service.contract import Opponents
 from service.game.hand_strengths import Wheel
 from service.game.hands import POSITIONS, Position
 from service.rulesets import Ruleset
+from service.texts import Named, Text
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +34,37 @@ class OpponentField:
         strengths = {p: counts[p][0].astype(np.int64) for p in POSITIONS}
         probabilities = {p: counts[p][1].astype(np.float64) / samples for p in POSITIONS}
         return cls(strengths, probabilities, samples, description)
+
+
+FIELD_WORDS: Final = (
+    (
+        re.compile(
+            r"hands arranged by the advisor for (?P<ruleset>\S+): fictitious play, (?P<rounds>\d+) rounds of "
+            r"(?P<hands>[\d,]+) hands averaged, seed (?P<seed>\d+)"
+        ),
+        "advisor.field_strong",
+    ),
+    (
+        re.compile(r"random 13-card hands arranged lexicographically \(wheel (?P<wheel>\w+)\), seed (?P<seed>\d+)"),
+        "advisor.field_weak",
+    ),
+)
+"""How each shipped table describes itself (scripts/build_field.py writes it into the table, in English),
+and the phrasebook's key that says it in each language."""
+WHEEL_WORDS: Final = {"lowest": Named("lowest", "nhỏ nhất"), "second": Named("second", "lớn thứ nhì")}
+
+
+def field_said(description: str) -> str:
+    """A table's description as a Text, said in the language of the answer; one not known, as it is."""
+    for pattern, key in FIELD_WORDS:
+        if found := pattern.fullmatch(description):
+            fields: dict[str, Any] = found.groupdict()
+            if "hands" in fields:
+                fields["hands"] = int(fields["hands"].replace(",", ""))
+            if "wheel" in fields:
+                fields["wheel"] = WHEEL_WORDS.get(fields["wheel"], fields["wheel"])
+            return Text(key, **fields)
+    return description
 
 
 @cache

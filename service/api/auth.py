@@ -160,7 +160,7 @@ def register(app: Flask, callers: CallersSource) -> None:
             return
         if caller is None:
             g.identified = Identified(caller, name)
-            raise Unauthorized
+            raise Unauthorized(_why_not(callers, offered, bool(environ.get("HTTP_AUTHORIZATION"))))
         if operation.scope is not None and operation.scope not in caller.routes:
             g.identified = Identified(caller, name)
             raise OutOfScope(caller.name, operation.scope)
@@ -171,6 +171,17 @@ def register(app: Flask, callers: CallersSource) -> None:
         if _identified().keyed:  # no view of a keyed route set its own (private_if_keyed turns it off)
             response.headers.add("Cache-Control", "private")
         return response
+
+
+def _why_not(callers: CallersSource, offered: str | None, sent: bool) -> Text | None:
+    """Why a key was refused: none sent (the default words: send one), or the one sent is unknown (a
+    header that holds no key of ours counts) or expired, which sending it again will not mend."""
+    if not sent:
+        return None
+    expired = callers.callers.expired(offered) if offered else None
+    if expired is not None:
+        return Text("problem.unauthorized_expired", expired=expired.isoformat().replace("+00:00", "Z"))
+    return Text("problem.unauthorized_unknown")
 
 
 class OutOfScope(Forbidden):

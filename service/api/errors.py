@@ -49,6 +49,14 @@ def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] 
     return response
 
 
+def _sentence(text: Text) -> Text:
+    """A problem's detail is a sentence, capitalised in each language, though its words may be a field's
+    message reused (a 422's "không có bộ luật 'x'; …" is a 404's detail too)."""
+    english, vietnamese = text.render("en"), text.render("vi")
+    said = Named(english[:1].upper() + english[1:], vietnamese[:1].upper() + vietnamese[1:])
+    return Text("problem.sentence", said=said)
+
+
 def _http_problem(error: HTTPException) -> Response:
     status = error.code or 500
     headers = {}
@@ -64,7 +72,7 @@ def _http_problem(error: HTTPException) -> Response:
     elif status == 413:
         detail = Text("problem.too_large_detail", limit=request.max_content_length)
     elif isinstance(error.description, Text):
-        detail = error.description  # a view's own words: why not ready, which ids are known
+        detail = _sentence(error.description)  # a view's own words: why not ready, which ids are known
     elif status in DETAILS:
         detail = DETAILS[status]
     else:

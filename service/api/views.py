@@ -35,6 +35,7 @@ from service.api.quotas import take_rooms
 from service.api.rounds import each_scored_once, scored_once
 from service.api.rules_page import rules_page
 from service.api.signatures import bind_room, published_keys
+from service.api.viewer_page import viewer_page
 from service.documents import (
     Operation,
     arrange_document,
@@ -203,7 +204,8 @@ def verify() -> Response:
     if isinstance(document, dict) and "receipt" in document:  # a receipt in place of a claim
         caller = the_caller()
         _count_rooms(1, caller)
-        answer = receipt_document(document, _catalogue(caller), language(), published_keys())
+        limited = caller is not None and caller.rulesets is not None  # "not known" may be "not yours"
+        answer = receipt_document(document, _catalogue(caller), language(), published_keys(), limited)
         return _ok(bind_room(answer, document))
     return _answer(verify_document, signed=True, document=document)
 
@@ -304,8 +306,13 @@ def _static(name: str, content_type: str) -> Response:
 
 @api.get("/viewer", provide_automatic_options=False)
 def viewer() -> Response:
-    """The showdown viewer: a page that replays a scored room chi by chi (no CDN, works offline)."""
-    return _static("viewer.html", "text/html; charset=utf-8")
+    """The showdown viewer: a page that replays a scored room chi by chi (no CDN, works offline),
+    served in the language asked, so that its first paint (or a reader without scripts) is in it."""
+    said = language()
+    answer = Response(viewer_page(said), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    answer.headers["Content-Language"] = said
+    answer.vary.add("Accept-Language")  # a cache keeps one page per language
+    return answer
 
 
 @api.get("/viewer/<asset>", provide_automatic_options=False)
@@ -328,7 +335,11 @@ def viewer_texts(language: str) -> Response:
 @api.get("/docs/rules", provide_automatic_options=False)
 def rules() -> Response:
     """docs/rules.md as a page; ledger citations (docs/rules.md §5) link to its sections (#s5)."""
-    return Response(rules_page(), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    said = language()
+    page = Response(rules_page(said), status=200, content_type="text/html; charset=utf-8", headers=VIEWER_HEADERS)
+    page.headers["Content-Language"] = said
+    page.vary.add("Accept-Language")
+    return page
 
 
 @api.get("/problems/<slug>", provide_automatic_options=False)

@@ -17,7 +17,7 @@ from typing import Any
 from service import version
 from service.bulk import VIEWER
 from service.bulk.lines import capped
-from service.texts import Language, Text
+from service.texts import MINUS, Language, Text
 
 REFUSED_LISTED = 1000
 """How many refused rounds the report lists by line, round id and codes (all are in the problems table)."""
@@ -39,8 +39,9 @@ def viewer_link(request: dict[str, Any], viewer: str = VIEWER) -> str:
 
 
 def number(value: int | float, language: Language) -> str:
-    """A whole amount as each language writes it: 1,234,567 in English, 1.234.567 in Vietnamese."""
-    text = f"{value:,.0f}"
+    """A whole amount as each language writes it: 1,234,567 in English, 1.234.567 in Vietnamese, and a
+    negative one with the true minus sign, as every text of the service writes it (−32.098.742)."""
+    text = f"{value:,.0f}".replace("-", MINUS)
     return text.replace(",", ".") if language == "vi" else text
 
 
@@ -51,7 +52,7 @@ def compact(value: float, language: Language) -> str:
     """An axis tick from units to billions, short enough never to run into the next: 1.5 M, 1,5 triệu."""
     for size, en, vi in SCALES:
         if abs(value) >= size:
-            short = f"{value / size:.3g}"
+            short = f"{value / size:.3g}".replace("-", MINUS)
             return f"{short.replace('.', ',')} {vi}" if language == "vi" else f"{short} {en}"
     return number(value, language)
 

@@ -14,7 +14,11 @@ import io
 from collections.abc import Iterable
 from typing import Any
 
-COLUMNS = ("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule", "explanation")
+COLUMNS = (
+    *("round_id", "seq", "step", "payer", "payee", "position", "units", "amount", "rule", "explanation"),
+    "rule_text",
+)
+"""rule_text, the rule in the language asked, came last: columns read by position keep their place."""
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
@@ -45,6 +49,7 @@ def ledger_rows(answer: dict[str, Any]) -> bytes:
     round_id = _text(answer.get("round_id") or "")
     return _csv(
         (round_id, line["seq"], _text(line["step"]), _text(line["payer"]), _text(line["payee"]),
-         _text(line["position"] or ""), line["units"], line["amount"], _text(line["rule"]), _text(line["explanation"]))
+         _text(line["position"] or ""), line["units"], line["amount"], _text(line["rule"]), _text(line["explanation"]),
+         _text(line["rule_text"]))
         for line in answer["ledger"]
     )  # fmt: skip

@@ -27,7 +27,11 @@ def _new_key(caller: str, expires: str | None, key_file: str | None, language: L
         if moment is None or moment.tzinfo is None:
             say("keys new", "keys.bad_expires", language, raw=expires[:64])
             return EXIT_USAGE
-        until = f", expires = {moment.isoformat().replace('+00:00', 'Z')}"
+        said = moment.isoformat().replace("+00:00", "Z")
+        if moment <= datetime.datetime.now(datetime.UTC):
+            say("keys new", "keys.past_expires", language, moment=said)
+            return EXIT_USAGE
+        until = f", expires = {said}"
     key = caller_keys.new_key()
     entry = f'{{ sha256 = "{caller_keys.digest_of(key)}"{until} }}'
     if key_file is not None:  # for scripts: the key into a file only its owner reads, the entry alone out
@@ -63,7 +67,9 @@ def _check_callers(path: str, language: Language) -> int:
     for caller in found.callers.values():
         keys = sum(1 for key in found.keys.values() if key.caller == caller.name)
         quota = caller.rooms_per_minute if caller.rooms_per_minute is not None else "-"
-        print(f"{caller.name}: ok keys={keys} routes={','.join(sorted(caller.routes))} rooms_per_minute={quota}")
+        rulesets = "all" if caller.rulesets is None else ",".join(("built-ins", *caller.rulesets))  # operators' by id
+        routes = ",".join(sorted(caller.routes))
+        print(f"{caller.name}: ok keys={keys} routes={routes} rulesets={rulesets} rooms_per_minute={quota}")
     said, enforced = quota_state(found, os.environ.get("MAUBINH_QUOTA_REDIS_URL"))
     if not enforced:  # a warning, not a fault of the file
         print(f"maubinh keys check: {said.render(language)}", file=sys.stderr)
@@ -74,7 +80,7 @@ def arguments(keys: argparse.ArgumentParser, helped: Helped, language: Language)
     language_option(keys, language)
     key_commands = keys.add_subparsers(dest="keys_command", required=True)
     new = key_commands.add_parser("new", help=helped("cli.help_keys_new"))
-    new.add_argument("caller", help=helped("cli.help_keys_caller"))
+    new.add_argument("caller", metavar="CALLER", help=helped("cli.help_keys_caller"))
     new.add_argument("--expires", metavar="DATETIME", help=helped("cli.help_keys_expires"))
     new.add_argument("--key-file", metavar="FILE", help=helped("cli.help_keys_key_file"))
     language_option(new, language)

@@ -49,7 +49,9 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
         )
         print(f"maubinh verify: {summary.render(language)}", file=sys.stderr)
         return EXIT_REJECTED if disagree else 0
-    summary = Text("cli.summary", lines=done.lines, refused=done.refused, seconds=seconds_said(done.seconds, language))
+    seconds = seconds_said(done.seconds, language)
+    counts = {"lines": done.lines, "done": done.lines - done.refused, "refused": done.refused}
+    summary = Text("cli.summary", **counts, seconds=seconds)
     print(f"maubinh {name}: {summary.render(language)}", file=sys.stderr)
     return 0
 
@@ -165,9 +167,8 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         except NotATable as error:
             say(name, "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])
             return EXIT_USAGE
-        summary = Text(
-            "cli.summary", lines=rooms, refused=refused, seconds=seconds_said(time.perf_counter() - started, args.lang)
-        )
+        seconds = seconds_said(time.perf_counter() - started, args.lang)
+        summary = Text("cli.summary", lines=rooms, done=rooms - refused, refused=refused, seconds=seconds)
         print(f"maubinh score: {summary.render(args.lang)}", file=sys.stderr)
         return 0
     try:

@@ -57,6 +57,8 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
         )  # fmt: skip
         say("replay", "cli.bad_candidate", language, given=args.ruleset, why=why)
         return EXIT_USAGE
+    if isinstance(candidate.reference, dict) and not candidate.ruleset.changes:  # a patch that patches nothing
+        say("replay", "cli.candidate_unchanged", language, base=candidate.name)
     if parquet and Path(args.output).exists() and not Path(args.output).is_dir():
         say("replay", "cli.output_is_a_file", language, path=args.output)
         return EXIT_USAGE

@@ -86,20 +86,56 @@ class Parser(argparse.ArgumentParser):
 
     language: Language = DEFAULT_LANGUAGE
 
+    def format_usage(self) -> str:
+        return _headings_said(super().format_usage(), self.language)
+
+    def format_help(self) -> str:
+        return _headings_said(super().format_help(), self.language)
+
     def error(self, message: str) -> NoReturn:
         said = message
         for pattern, key in USAGE_ERRORS:
             if found := pattern.fullmatch(message):
-                said = Text(key, **found.groupdict()).render(self.language)
+                fields = found.groupdict()
+                chosen = key
+                if key == "cli.command_choice" and fields["given"].strip("'") in LANGUAGES:
+                    chosen = "cli.command_choice_lang"  # `maubinh --lang vi score`: the option went first
+                if "names" in fields:  # the subcommands' dest (command, keys_command…) is the code's name for them
+                    the_command = Text("cli.the_command").render(self.language)
+                    fields["names"] = re.sub(r"\b(?:\w+_)?command\b", the_command, fields["names"])
+                said = Text(chosen, **fields).render(self.language)
                 break
-        usage = self.format_usage().removeprefix("usage: ")
+        usage = argparse.ArgumentParser.format_usage(self).removeprefix("usage: ")
         print(f"{Text('cli.usage').render(self.language)} {usage}", end="", file=sys.stderr)
         print(f"{self.prog}: {Text('cli.error').render(self.language)}: {said}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
 
 
+HEADINGS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\Ausage: "), "cli.usage"),
+    (re.compile(r"^positional arguments:$", re.MULTILINE), "cli.help_positionals"),
+    (re.compile(r"^options:$", re.MULTILINE), "cli.help_options"),
+    (re.compile(r"show this help message and exit"), "cli.help_help"),
+)
+"""argparse's own words in ``--help`` (gettext has no Vietnamese for them), and their keys."""
+
+
+def _headings_said(text: str, language: Language) -> str:
+    """argparse's headings of a help or usage text in ``language``; English as argparse writes them."""
+    if language == "en":
+        return text
+    for pattern, key in HEADINGS:
+        said = Text(key).render(language) + (" " if pattern.pattern.endswith(" ") else "")
+        text = pattern.sub(said.replace("\\", "\\\\"), text)
+    return text
+
+
 USAGE_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"the following arguments are required: (?P<names>.+)"), "cli.arguments_required"),
+    (
+        re.compile(r"argument (?:\w+_)?command: invalid choice: (?P<given>.+) \(choose from (?P<choices>.+)\)"),
+        "cli.command_choice",
+    ),
     (re.compile(r"unrecognized arguments: (?P<words>.+)"), "cli.arguments_unknown"),
     (
         re.compile(r"argument (?P<name>\S+): invalid choice: (?P<given>.+) \(choose from (?P<choices>.+)\)"),

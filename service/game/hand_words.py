@@ -78,8 +78,8 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
                 return "steel wheel", "thùng phá sảnh hạ"
             if top == ACE:
                 return "royal flush", "thùng phá sảnh thượng"
-            return f"straight flush, {en[top]} down to {en[low]}", f"thùng phá sảnh từ {vi[top]} xuống {vi[low]}"
-        return f"straight, {en[top]} down to {en[low]}", f"sảnh từ {vi[top]} xuống {vi[low]}"
+            return f"straight flush, {en[top]} down to {en[low]}", f"thùng phá sảnh {_run_vi(ranks)}"
+        return f"straight, {en[top]} down to {en[low]}", f"sảnh {_run_vi(ranks)}"
     if category in (Category.HIGH_CARD, Category.FLUSH):
         run_en, run_vi = "-".join(en[r] for r in ranks[:said]), "-".join(vi[r] for r in ranks[:said])
         if category == Category.HIGH_CARD:
@@ -94,6 +94,14 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
     if category == Category.FULL_HOUSE:
         return f"full house, {pl[top]} full of {pl[ranks[3]]}", f"cù lũ {vi[top]} đôi {vi[ranks[3]]}"
     return f"four {pl[top]}", f"tứ quý {vi[top]}"
+
+
+def _run_vi(ranks: list[int]) -> str:
+    """A straight as players write it, from its lowest card up: "10 tới Át", "8 tới Đầm"; the wheel by
+    its cards, "A-2-3-4-5" (from 5 "down to" the ace reads as if the ace were the top)."""
+    if ranks[-1] == ACE:
+        return "-".join(RANK_LETTERS[r] for r in reversed(ranks))
+    return f"{RANK_WORDS_VI[ranks[-1]]} tới {RANK_WORDS_VI[ranks[0]]}"
 
 
 _READ: Final[dict[int, tuple[Category, tuple[int, ...]]]] = {}
@@ -157,12 +165,12 @@ def _words(strength: int, wheel: Wheel, decided: int) -> Named:
     cards = "-".join(RANK_LETTERS[r] for r in ranks)
     if category == Category.STRAIGHT and ranks[-1] == ACE and wheel in WHEEL_NOTES:  # players dispute it: say so
         en_note, vi_note = WHEEL_NOTES[wheel]
-        return Named(f"{en} ({cards}, {en_note})", f"{vi} ({cards}, {vi_note})")
+        return Named(f"{en} ({cards}, {en_note})", f"{vi} ({vi_note})")  # "sảnh A-2-3-4-5" names its cards
     return Named(_with_cards(en, cards), _with_cards(vi, cards))
 
 
 WHEEL_NOTES: Final = {
-    "second": ("second highest under this ruleset", "lớn thứ nhì theo bộ luật này"),
+    "second": ("second highest under this ruleset", "theo bộ luật này lớn thứ nhì, chỉ sau sảnh 10 tới Át"),
     "lowest": ("lowest under this ruleset", "nhỏ nhất theo bộ luật này"),
 }
 """Where A-2-3-4-5 ranks, said beside it: the straight players dispute most."""

@@ -47,10 +47,16 @@ class OperatorFileError(RulesetError):
 
     def said(self) -> Named:
         """Each fault on its line, with the file and the pointer, in each language."""
-        lines = [(f"{self.path}: /{'/'.join(map(str, f.path))}: ", f.message) for f in self.faults]
+        lines = [(f"{self.path}: {_pointer(f.path)}", f.message) for f in self.faults]
         english = "\n".join(at + message for at, message in lines)
         vietnamese = "\n".join(at + (m.render("vi") if isinstance(m, Text) else m) for at, m in lines)
         return Named(english, vietnamese)
+
+
+def _pointer(path: tuple[str | int, ...]) -> str:
+    """Where in the file a fault is, before its message; nothing for the file as a whole (a bare "/"
+    read as one more prefix)."""
+    return f"/{'/'.join(map(str, path))}: " if path else ""
 
 
 def _refused(path: FilePath, message: Text, *at: str | int) -> OperatorFileError:

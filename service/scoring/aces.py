@@ -62,6 +62,8 @@ def _ace_balance_lines(room: EvaluatedRoom, rule: AceBalance) -> list[LedgerLine
                 "payee": room.players[creditor].id,
                 "payer_aces": _aces_held(room.players[debtor].aces),
                 "payee_aces": _aces_held(room.players[creditor].aces),
+                "payer_owes": _balance(room.players[debtor].aces, u),
+                "payee_gets": _balance(room.players[creditor].aces, u),
                 "units_per_ace": u,
                 "units": paid,
             }
@@ -76,6 +78,15 @@ def _aces_held(aces: int) -> Named:
     if aces == 0:
         return Named("holds no ace", "không có Át")
     return Named(f"holds {aces} ace{'s' if aces > 1 else ''}", f"có {aces} lá Át")
+
+
+def _balance(aces: int, u: int) -> Named:
+    """A player's whole balance against the one-ace standard, in Vietnamese: the line that follows pays
+    only a part of it where several players pay or collect, so the whole is said first."""
+    held = _aces_held(aces)
+    if aces < 1:
+        return Named(held.en, f"{held.vi} nào, thiếu 1 lá so với chuẩn nên trả {u} chi")
+    return Named(held.en, f"{held.vi}, dư {aces - 1} lá nên nhận {(aces - 1) * u} chi")
 
 
 def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[LedgerLine]:

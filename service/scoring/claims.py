@@ -102,13 +102,45 @@ def _ledger_differences(computed: list[tuple[str, str, str | None, int]], claim:
     out: dict[str, list[Any]] = {"missing": [], "extra": [], "different": []}
     for (payer, payee, step), (mine, theirs) in totals.items():
         entry = {"payer": payer, "payee": payee, "step": step}
+        said = {**entry, "step": STEP_TEXTS[step or "unstated"]}
         if theirs == 0:
-            out["missing"].append({**entry, "computed": mine})
+            out["missing"].append(
+                {**entry, "computed": mine, "explanation": Text("verify.line_missing", **said, amount=mine)}
+            )
         elif mine == 0:
-            out["extra"].append({**entry, "claimed": theirs})
+            out["extra"].append(
+                {**entry, "claimed": theirs, "explanation": Text("verify.line_extra", **said, amount=theirs)}
+            )
         elif mine != theirs:
-            out["different"].append({**entry, "computed": mine, "claimed": theirs})
+            differs = Text("verify.line_different", **said, computed=mine, claimed=theirs)
+            out["different"].append({**entry, "computed": mine, "claimed": theirs, "explanation": differs})
     return out
+
+
+def _verdict(players: list[dict[str, Any]], ledger: dict[str, list[Any]] | None) -> list[Text]:
+    """The answer in a sentence or a few, for the agent who reads it to a player: it agrees; or whose
+    amounts differ; or, every total right, which lines the game booked under the wrong step (a line
+    the rules have under one step and the game under another, same payer, payee and amount) and the rest."""
+    wrong = sum(1 for p in players if p["difference"])
+    if wrong:
+        return [Text("verify.amounts_differ", count=wrong, players=len(players))]
+    if ledger is None or not any(ledger.values()):
+        return [Text("verify.agrees")]
+    said: list[Text] = [Text("verify.steps_differ")]
+    missing = list(ledger["missing"])
+    for extra in ledger["extra"]:
+        same = (extra["payer"], extra["payee"], extra["claimed"])
+        twin = next((m for m in missing if (m["payer"], m["payee"], m["computed"]) == same and m["step"]), None)
+        if extra["step"] is None:
+            twin = None
+        if twin is None:
+            said.append(extra["explanation"])
+            continue
+        missing.remove(twin)
+        said.append(Text("verify.line_relabelled", payer=extra["payer"], payee=extra["payee"], amount=extra["claimed"],
+                         claimed_step=STEP_TEXTS[extra["step"]], computed_step=STEP_TEXTS[twin["step"]]))  # fmt: skip
+    said += [m["explanation"] for m in missing] + [d["explanation"] for d in ledger["different"]]
+    return said
 
 
 def _check_difference(player: str, claimed: int, computed: int) -> None:
@@ -180,8 +212,19 @@ def _joined(parts: list[Named]) -> Named:
     )
 
 
-def who_owes_whom(player: str, owed: list[dict[str, Any]]) -> Text:
-    """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read."""
+def _paid_back(correction: dict[str, Any]) -> Named:
+    """A correction that returns what the game made its payee pay too much: "Q phải trả lại P 3.000"."""
+    payer, payee, amount = correction["payer"], correction["payee"], numeral(correction["amount"])
+    return Named(f"{payer} must pay {payee} back {amount.en}", f"{payer} phải trả lại {payee} {amount.vi}")
+
+
+def who_owes_whom(player: str, owed: list[dict[str, Any]], overcharged: frozenset[str] = frozenset()) -> Text:
+    """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read. Where
+    every correction of the player returns money to an ``overcharged`` player (the game made them pay
+    more than the rules do), it is said as a refund, as an agent says it: "Q phải trả lại P 3.000"."""
+    mine = [c for c in owed if player in (c["payer"], c["payee"])]
+    if mine and all(c["payee"] in overcharged for c in mine):
+        return Text("verify.paid_back", clauses=_joined([_paid_back(c) for c in mine]))
     pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{c['payee']} {numeral(c['amount']).vi}")
             for c in owed if c["payer"] == player]  # fmt: skip
     gets = [Named(f"{numeral(c['amount'])} by {c['payer']}", f"{numeral(c['amount']).vi} từ {c['payer']}")
@@ -198,7 +241,7 @@ def _step_lines(steps: dict[str, int], said: dict[str, int] | None) -> list[Text
     recorded none of it (no "+0"); a claim of amounts alone, what the rules give for each step."""
     if said is None:
         return [Text("verify.computed_step", step=STEP_TEXTS[step], amount=numeral(amount, signed=True))
-                for step, amount in steps.items()]  # fmt: skip
+                for step, amount in steps.items() if amount]  # fmt: skip  # a step netting 0 explains nothing
     lines = []
     for step in dict.fromkeys([*steps, *said]):
         mine, theirs = steps.get(step), said.get(step)
@@ -231,17 +274,19 @@ def compare(result: Result, claim: Claim, stake: int) -> dict[str, Any]:
         _check_difference(player.id, theirs, mine)
         players.append({"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine})
     owed = corrections(players, computed, claimed)
+    overcharged = frozenset(p["id"] for p in players if p["claimed"] < p["computed"] <= 0)  # paid more than the rules
     for entry in players:
         if entry["difference"] == 0:
             continue
         said = None if stepped is None else _by_step(stepped, entry["id"])  # lines without steps explain no step
         claimed_total, computed_total = numeral(entry["claimed"], signed=True), numeral(entry["computed"], signed=True)
-        owes = who_owes_whom(entry["id"], owed)
+        owes = who_owes_whom(entry["id"], owed, overcharged)
         total = Text("verify.claim_total", id=entry["id"], claimed=claimed_total, computed=computed_total, owed=owes)
         entry["explanation"] = [total, *_step_lines(_by_step(computed, entry["id"]), said)]
     ledger = None if claim.ledger is None else _ledger_differences(computed, claim)
     agrees = all(p["difference"] == 0 for p in players) and (ledger is None or not any(ledger.values()))
-    return {"agrees": agrees, "players": players, "ledger": ledger, "corrections": owed}
+    verdict = _verdict(players, ledger)
+    return {"agrees": agrees, "explanation": verdict, "players": players, "ledger": ledger, "corrections": owed}
 
 
 def settles(status: int, body: dict[str, Any]) -> bool:

@@ -10,7 +10,15 @@ from service.rulesets import Ruleset
 from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
 from service.scoring.pairs import FIXED_FOUL, INSTANT_WIN, Pair
 from service.scoring.results import LedgerLine
-from service.scoring.settlement import ledger_line, no_units, pay, with_knobs
+from service.scoring.settlement import (
+    FOUL_REASONS,
+    ledger_line,
+    no_units,
+    pay,
+    product_said,
+    times_said,
+    with_knobs,
+)
 from service.texts import Named, phrasebook
 
 if TYPE_CHECKING:
@@ -98,17 +106,47 @@ def _scooped_by(loser: str, scoopers: int, opponents: int, counted: bool) -> Nam
     return Named(" " + phrasebook("en")[key].format(**fields), " " + phrasebook("vi")[key].format(**fields))
 
 
+def _opening(winner: str, loser: str, by: Named, fouled: bool, reason: Named | None) -> Named:
+    """Who scooped whom, in Vietnamese: a fouled loser's scoop is said as the foul it is, not as a
+    win of the other's hands (which may have been weaker); one who left or timed out, by its status."""
+    key = "ledger.scoop_won" if not fouled else "ledger.scoop_fouled_status" if reason else "ledger.scoop_fouled"
+    fields = {"winner": winner, "loser": loser}
+    en, vi = (reason.en, reason.vi) if reason else ("", "")
+    return Named(
+        phrasebook("en")[key].format(**fields, by=by.en, reason=en),
+        phrasebook("vi")[key].format(**fields, by=by.vi, reason=vi),
+    )
+
+
+def _status_reason(code: str | None) -> Named | None:
+    """A status that counts as a foul (left, timed out), in words; None for an arrangement's foul."""
+    return FOUL_REASONS.get(code or "")
+
+
+def _sweep_said(s: int) -> Named:
+    """How much a sweep multiplies each scoop, said: "nhân đôi" for 2."""
+    return Named(f"× {s}", "nhân đôi" if s == 2 else f"nhân {s}")
+
+
 def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
     n = len(room.players)
     pays = scoop_payment(room.ruleset, n, scoopers, pair.chi_won(winner), pair.total(winner), sweeping)
     s, m = pays.sweep, pays.multiplier
     key = SCOOP_TEXTS[room.ruleset.scoop_basis, s > 1]
+    won, lost = room.players[winner].id, room.players[loser].id
+    by = _scooped_by(lost, scoopers, n - 1, pays.rule.startswith("scoop.table"))
+    fouled = room.players[loser].fouled
     explanation = (
         key,
         {
-            "winner": room.players[winner].id,
-            "loser": room.players[loser].id,
-            "by": _scooped_by(room.players[loser].id, scoopers, n - 1, pays.rule.startswith("scoop.table")),
+            "winner": won,
+            "loser": lost,
+            "by": by,
+            "won": _opening(won, lost, by, fouled, _status_reason(room.players[loser].foul_reason)),
+            "fouled": Named("", phrasebook("vi")["ledger.scoop_fouled_note"] if fouled else ""),
+            "gap": times_said(m * s),
+            "sweep_by": _sweep_said(s),
+            "pays": product_said(pays.basis, m * s - 1, pays.units),
             "sweep": s,
             "basis": pays.basis,
             "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
@@ -138,6 +176,8 @@ def _sweep_total_line(room: EvaluatedRoom, pair: Pair, sweeper: int) -> LedgerLi
             "sweep": s,
             "extra": s - 1,
             "units": paid * (s - 1),
+            "gap": times_said(s),
+            "pays": product_said(paid, s - 1, paid * (s - 1)),
         },
     )
     return ledger_line(room, "scoop", other, sweeper, paid * (s - 1), with_knobs(rule, pair), explanation)

@@ -16,7 +16,7 @@ from service.rulesets import Ruleset
 from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
 from service.scoring.pairs import FIXED_FOUL, FOUL, Pair
 from service.scoring.results import InstantWin, LedgerLine, Step
-from service.texts import KeyedName, Message, Named, phrasebook
+from service.texts import KeyedName, Message, Named, numeral, phrasebook
 
 if TYPE_CHECKING:
     import numpy as np
@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     Ints = NDArray[np.int64]
     Mask = NDArray[np.bool_]
 
+CHI_RULE: Final = "docs/rules.md §5: one unit per chi won"
+"""A chi line's rule: the one rule that is a sentence, not a ruleset field; stable, as every rule is (the
+phrasebook's ledger.rule_chi says it in each language, for ``rule_text``)."""
 FOUL_REASONS: Final[dict[str, Named]] = {
     code: KeyedName(phrasebook("en")[key], key)
     for code, key in {"left": "foul_reason.left", "timed_out": "foul_reason.timed_out"}.items()
@@ -61,6 +64,20 @@ FOUL_BY_STATUS: Final = {
 """A player who left or timed out did not foul an arrangement: its lines say it is counted as fouled."""
 
 
+def product_said(basis: int, extra: int, units: int) -> Named:
+    """What is paid on top, as a player reckons it aloud: "3 × 2 = 6", or just "3" where the factor
+    is 1 (a "× 1" reads as noise, and beside "gấp 2" as a mistake)."""
+    b, e, u = numeral(basis), numeral(extra), numeral(units)
+    if extra == 1:
+        return u
+    return Named(f"{b.en} × {e.en} = {u.en}", f"{b.vi} × {e.vi} = {u.vi}")
+
+
+def times_said(times: int) -> Named:
+    """A multiple as players say it: "gấp đôi" for 2, "gấp 3" beyond."""
+    return Named(f"× {times}", "gấp đôi" if times == 2 else f"gấp {numeral(times).vi}")
+
+
 def _foul_key(key: str, reason: str | None) -> str:
     return key if reason in ORDER_FOULS else FOUL_BY_STATUS[key]
 
@@ -68,7 +85,25 @@ def _foul_key(key: str, reason: str | None) -> str:
 @lru_cache(maxsize=256)
 def position_names(ruleset: Ruleset) -> dict[str, Named]:
     """Positions as a text says them: the id in English, the ruleset's label (Chi 1, Chi cuối…) in Vietnamese."""
-    return {p: Named(p, ruleset.labels[p]) for p in POSITIONS}
+    return {p: Named(p, _with_size(ruleset.labels[p], p)) for p in POSITIONS}
+
+
+HAND_SIZES: Final = {"back": 5, "middle": 5, "front": 3}
+
+
+def _with_size(label: str, position: str) -> str:
+    """A label that does not number its chi ("Chi cuối") says how many cards it holds: players read
+    "chi cuối" as the 3-card hand, maubinh-bao's source as the 5-card one ("Chi cuối (5 lá)")."""
+    return label if any(c.isdigit() for c in label) else f"{label} ({HAND_SIZES[position]} lá)"
+
+
+@lru_cache(maxsize=256)
+def pattern_names(ruleset: Ruleset) -> dict[str, Named]:
+    """Patterns as a line names them under ``ruleset``: trips in the 3-card hand by that hand's own
+    label ("sám chi đầu (chi 3 lá)" in maubinh-bao), so that a ruleset has one name for it."""
+    front = ruleset.labels["front"]
+    vi = "sám " + front[:1].lower() + front[1:] + ("" if any(c.isdigit() for c in front) else " (chi 3 lá)")
+    return {**PATTERNS_NAMED, "trips_front": Named(PATTERNS_NAMED["trips_front"].en, vi)}
 
 
 def ledger_line(
@@ -106,6 +141,8 @@ INSTANT_WIN_TEXTS: Final = {
     ("ledger.instant_win", False): "ledger.instant_win_played",
     ("ledger.instant_win_difference", True): "ledger.instant_win_difference",
     ("ledger.instant_win_difference", False): "ledger.instant_win_difference_played",
+    ("ledger.instant_win_over", True): "ledger.instant_win_over",
+    ("ledger.instant_win_over", False): "ledger.instant_win_over_played",
 }
 """An instant-win line's text, by whether the pair is then also played out (§12.1 settles_pair)."""
 
@@ -135,13 +172,17 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
         assert win is not None
         rule = f"instant_wins.table[{win.pattern}].units"
         key = "ledger.instant_win"
-        values: dict[str, Any] = {"winner": room.players[winner].id, "pattern": PATTERNS_NAMED[win.pattern]}
+        named = pattern_names(room.ruleset)
+        values: dict[str, Any] = {"winner": room.players[winner].id, "pattern": named[win.pattern]}
         units = win.units
+        if not knob and other is not None:  # the stronger of two: the loser's own instant win named
+            key = "ledger.instant_win_over"
+            values |= {"loser": room.players[loser].id, "other": named[other.pattern]}
         if knob and other is not None:
             units -= other.units
             rule += f" − instant_wins.table[{other.pattern}].units, {knob}"
             key = "ledger.instant_win_difference"
-            values |= {"loser": room.players[loser].id, "other": PATTERNS_NAMED[other.pattern]}
+            values |= {"loser": room.players[loser].id, "other": named[other.pattern]}
             values |= {"units_won": win.units, "units_lost": other.units}
         key = INSTANT_WIN_TEXTS[key, room.ruleset.settles_pair]
         values["units"] = units
@@ -191,7 +232,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     loser,
                     winner,
                     1,
-                    with_knobs("docs/rules.md §5: one unit per chi won", pair),
+                    with_knobs(CHI_RULE, pair),
                     how,
                     position,
                     hands,
@@ -231,7 +272,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
         loser = pair.i if room.players[pair.i].fouled else pair.j
         winner = pair.j if loser == pair.i else pair.i
         code = room.players[loser].foul_reason
-        who = {"loser": room.players[loser].id, "reason": reasons[code or "left"]}
+        who = {"loser": room.players[loser].id, "winner": room.players[winner].id, "reason": reasons[code or "left"]}
         if pair.settled_by == "fixed_foul" and ruleset.fixed_foul_units is not None:
             fixed = ruleset.fixed_foul_units
             explanation = (_foul_key("ledger.foul_fixed", code), {**who, "fixed": fixed})
@@ -250,7 +291,11 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                     with_knobs("fouls.foul_multiplier", pair),
                     (
                         _foul_key("ledger.foul_multiplied", code),
-                        {**who, "total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
+                        {
+                            **who,
+                            **{"total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
+                            **{"gap": times_said(f), "pays": product_said(total, f - 1, total * (f - 1))},
+                        },
                     ),
                 )
             )

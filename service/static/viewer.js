@@ -43,11 +43,14 @@ const $ = (id) => document.getElementById(id);
 
 // ---- Language ------------------------------------------------------------------------------
 
-// The browser's first language this viewer speaks, unless the user chose one here before.
+// The language the page was served in (the browser's Accept-Language), else the browser's first language
+// this viewer speaks, unless the user chose one here before.
 function preferredLanguage() {
   let stored = null;
   try { stored = localStorage.getItem(STORED_LANGUAGE); } catch { stored = null; }
   if (LANGUAGES.includes(stored)) return stored;
+  const served = document.documentElement.lang; // the page came in the language Accept-Language asked
+  if (served !== "en" && LANGUAGES.includes(served)) return served;
   for (const tag of navigator.languages || [navigator.language || "en"]) {
     const primary = String(tag).toLowerCase().split("-")[0];
     if (LANGUAGES.includes(primary)) return primary;

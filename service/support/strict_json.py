@@ -60,11 +60,12 @@ _DECODER: Final = json.JSONDecoder(
 """One decoder for every document: ``json.loads`` with hooks builds a decoder and its scanner per call."""
 
 JSON_ERRORS = {
-    "Expecting value": Named("Expecting value", "thiếu một giá trị"),
+    "Expecting value": Named("Expecting value", "thiếu một giá trị, hoặc nội dung bị cắt ngang"),
     "Expecting ',' delimiter": Named("Expecting ',' delimiter", "thiếu dấu ','"),
     "Expecting ':' delimiter": Named("Expecting ':' delimiter", "thiếu dấu ':'"),
     "Expecting property name enclosed in double quotes": Named(
-        "Expecting property name enclosed in double quotes", "tên khóa phải nằm trong dấu ngoặc kép"
+        "Expecting property name enclosed in double quotes",
+        "thiếu tên khóa (tên khóa phải đặt trong dấu ngoặc kép), hoặc nội dung bị cắt ngang",
     ),
     "Unterminated string starting at": Named("Unterminated string starting", 'chuỗi chưa có dấu " đóng, bắt đầu'),
     "Invalid control character at": Named("Invalid control character", "ký tự điều khiển không hợp lệ"),

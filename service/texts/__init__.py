@@ -154,6 +154,13 @@ def ledger_templates(language: Language) -> dict[str, Template]:
 
 
 @cache
+def choices_in_vietnamese() -> dict[str, str]:
+    """The built-in rulesets' choices (each ``decision`` and ``reason``, English in the ruleset's own
+    document, which its digest covers), English sentence → Vietnamese: served beside them, never instead."""
+    return dict(json.loads(package_files.read_bytes(__name__, "choices.vi.json")))
+
+
+@cache
 def phrasebook(language: Language) -> dict[str, str]:
     """``service/texts/<language>.json``: key → template with ``{named}`` fields."""
     return dict(json.loads(package_files.read_bytes(__name__, f"{language}.json")))

@@ -92,6 +92,15 @@ class Callers:
             return None
         return self.callers[key.caller]
 
+    def expired(self, offered: str, now: datetime.datetime | None = None) -> datetime.datetime | None:
+        """When an offered key that is one of a caller's expired, if it has: a 401 says so, rather than
+        ask for the header the caller sent."""
+        digest = hashlib.sha256(offered.encode()).digest()
+        key = self.keys.get(digest)
+        if key is None or key.expires is None or not hmac.compare_digest(key.digest, digest):
+            return None
+        return key.expires if (now or datetime.datetime.now(datetime.UTC)) >= key.expires else None
+
     @property
     def any(self) -> bool:
         return bool(self.callers)

@@ -233,9 +233,12 @@ ONE_ROOM_PATHS: Final = ("/v1/score", "/v1/verify")
 """The receipts POST /v1/verify checks: one room each, so that checking one costs what verifying a room does."""
 
 
-def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping[str, Any]) -> dict[str, Any]:
+def receipt_document(
+    raw: Any, catalogue: Any, language: Language, jwks: Mapping[str, Any], limited: bool = False
+) -> dict[str, Any]:
     """POST /v1/verify's answer to a receipt: each check passed, failed, not run (after the first
-    failure) or, for re-scoring, not possible here (the ruleset is not known). A receipt of the wrong
+    failure) or, for re-scoring, not possible here (the ruleset is not known; with ``limited``, the
+    caller's key may use only some operator rulesets, which the words say). A receipt of the wrong
     shape is refused (422), its fault pointing at the member."""
     from service.contract import Fault, RoomRejected
 
@@ -253,7 +256,8 @@ def receipt_document(raw: Any, catalogue: Any, language: Language, jwks: Mapping
         elif failed is not None and CHECKS.index(name) > CHECKS.index(failed.check):
             outcome, said = "not_run", Text("receipts.why_not_run")
         elif name == "rescore" and checked is not None and not checked.rescored:
-            outcome, said = "not_known", Text("receipts.why_ruleset_not_known")
+            why = "receipts.why_ruleset_not_granted" if limited else "receipts.why_ruleset_not_known"
+            outcome, said = "not_known", Text(why)
         else:
             outcome, said = "passed", Text(PASSED[name])
         rows.append({"check": name, "outcome": outcome, "message": said.render(language)})
@@ -292,6 +296,10 @@ def from_exchange(method: str, path: str, request_body: bytes, saved_answer: byt
         name, _, value = line.partition(":")
         if name.strip().lower() in ("content-digest", "signature-input", "signature", "content-type"):
             headers[name.strip().lower()] = value.strip()
+    if "signature" not in headers:  # a 401's body would make a receipt that proves nothing
+        status = int(parts[1])
+        why = "receipts.why_unauthorized" if status in (401, 403) else "receipts.why_unsigned"
+        raise ReceiptFault("shape", Text(why, status=str(status)))
     return {
         "receipt": 1,
         "request": {"method": method, "path": path, "body": request_body.decode("utf-8")},

@@ -28,6 +28,7 @@ CODES = {
     "fault.fraction": "not_integer",
     "fault.not_utf8": "not_utf8",
     "fault.player_id_pattern": "pattern_mismatch",
+    "fault.player_id_diacritics": "pattern_mismatch",
     "fault.digest_pattern": "pattern_mismatch",
     "fault.one_of": "not_one_of",
     "fault.at_least": "out_of_range",

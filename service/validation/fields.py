@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from marshmallow import ValidationError, fields, types
 
 from service.contract import MAX_EXACT_AMOUNT
 from service.game.cards import SPELLINGS, Card, CardError, parse_card
-from service.texts import Text
+from service.texts import Named, Text
 
 MAX_STAKE = 10**12
 MOST_CARDS = 13
@@ -51,6 +52,18 @@ class Nested(fields.Nested):
 # Validators whose refusal is a Text: marshmallow's own format their messages into plain English.
 
 
+HANDS_NAMED: Final = {
+    "back": Named("back", "chi 1 (back)"),
+    "middle": Named("middle", "chi 2 (middle)"),
+    "front": Named("front", "chi 3 (front)"),
+}
+"""A hand's field as a Vietnamese message names it: the chi players count, then the field it is sent in."""
+
+
+def _hand_named(attr: str | None) -> str | None:
+    return HANDS_NAMED.get(attr or "", attr)
+
+
 class Matches:
     def __init__(self, pattern: re.Pattern[str], key: str) -> None:
         self.pattern, self.key = pattern, key
@@ -58,6 +71,24 @@ class Matches:
     def __call__(self, value: str) -> None:
         if not self.pattern.fullmatch(value):
             raise ValidationError(Text(self.key))
+
+
+class PlayerId(Matches):
+    """A player id: PLAYER_ID's characters only, as the bulk engines and the tables read them. A name
+    as players write it ("Bình", "Anh Tú") is refused saying so, with the id it could be instead: ids
+    are codes, and a name with diacritics has two spellings (composed or not) that look the same."""
+
+    def __init__(self) -> None:
+        super().__init__(PLAYER_ID, "fault.player_id_pattern")
+
+    def __call__(self, value: str) -> None:
+        if self.pattern.fullmatch(value):
+            return
+        plain = unicodedata.normalize("NFKD", value.replace("đ", "d").replace("Đ", "D"))
+        suggestion = "_".join("".join(c for c in plain if c.isascii() and not unicodedata.combining(c)).split())
+        if suggestion and self.pattern.fullmatch(suggestion) and len(value) <= LONGEST_PLAYER_ID:
+            raise ValidationError(Text("fault.player_id_diacritics", given=value, suggestion=suggestion))
+        raise ValidationError(Text(self.key))
 
 
 class OneOf:
@@ -144,10 +175,12 @@ class CardList(fields.Field[tuple[Card, ...]]):
             if None not in found:
                 return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
         if len(value) > MOST_CARDS:
-            raise ValidationError(Text("fault.card_count_unchecked", field=attr, size=self.size, count=len(value)))
+            raise ValidationError(
+                Text("fault.card_count_unchecked", field=_hand_named(attr), size=self.size, count=len(value))
+            )
         errors: dict[str | int, list[str]] = {}
         if len(value) != self.size:
-            errors[SELF] = [Text("fault.card_count", field=attr, size=self.size, count=len(value))]
+            errors[SELF] = [Text("fault.card_count", field=_hand_named(attr), size=self.size, count=len(value))]
         cards = []
         for index, text in enumerate(value):
             try:

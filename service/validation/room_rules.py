@@ -116,7 +116,8 @@ def duplicate_faults(holders: list[tuple[str, Any]], card_keys: tuple[str, ...])
                     first_seen[card] = (at, key, k)
                 else:
                     first_at = "{}/{}/{}".format(*first)
-                    message = Text("fault.duplicate_card", card=str(card), first=first_at)
+                    said = "fault.duplicate_card" if first[0] else "fault.duplicate_card_one_hand"  # arrange, evaluate
+                    message = Text(said, card=str(card), first=first_at)
                     yield Fault(f"{at}/{key}/{k}", message, "duplicate_card")
 
 

@@ -14,7 +14,6 @@ from service.texts import Text
 from service.validation.fields import (
     DIGEST,
     MAX_STAKE,
-    PLAYER_ID,
     Amounts,
     CardList,
     ExactAmount,
@@ -26,6 +25,7 @@ from service.validation.fields import (
     MaxLength,
     Nested,
     OneOf,
+    PlayerId,
     RulesetReference,
     String,
 )
@@ -49,7 +49,7 @@ class RulesetBody(Body):
 
 class PlayerSchema(Body):
     error_messages = {"type": "fault.player_object"}
-    id = String(required=True, validate=Matches(PLAYER_ID, "fault.player_id_pattern"))
+    id = String(required=True, validate=PlayerId())
     status = String(load_default="arranged", validate=OneOf(STATUSES))
     declare = JsonBoolean()
     back = CardList(5)

@@ -68,9 +68,17 @@ def bearer(key: str) -> dict[str, str]:
 def test_a_caller_s_key_scores_and_an_unknown_or_expired_one_is_401(app: Flask) -> None:
     client = app.test_client()
     assert client.post("/v1/score", json=E1, headers=bearer(ALPHA_KEY)).status_code == 200
+    details = []
     for headers in (bearer(OLD_KEY), bearer("mbk_nobody"), bearer("x" * 5000), {}):
         answer = client.post("/v1/score", json=E1, headers=headers)
         assert answer.status_code == 401 and answer.get_json()["type"] == "/problems/unauthorized"
+        details.append(answer.get_json()["detail"])
+    # a key sent is not asked for again: expired, or not known here (review 5, the docs' frictions)
+    assert details[0].startswith("The key sent expired at 2020-01-01T00:00:00Z: sending it again will not help")
+    assert details[1] == details[2] and details[1].startswith("The key sent is not one this service knows")
+    assert details[3] == "This service needs an API key: send Authorization: Bearer <key>."
+    vi = client.post("/v1/score", json=E1, headers={**bearer(OLD_KEY), "Accept-Language": "vi"}).get_json()
+    assert vi["detail"].startswith("Khóa đã gửi đã hết hạn lúc 2020-01-01T00:00:00Z")
 
 
 def test_an_expiry_is_the_moment_the_key_stops(app: Flask) -> None:
@@ -320,6 +328,7 @@ def test_keys_new_prints_a_checksummed_key_once_and_the_line_that_holds_its_dige
     [
         (["keys", "new", "Club"], "no caller's name"),
         (["keys", "new", "a", "--expires", "2027-06-01"], "no date and time with its offset"),
+        (["keys", "new", "a", "--expires", "2020-06-01T00:00:00Z"], "--expires 2020-06-01T00:00:00Z is already past"),
     ],
 )
 def test_keys_new_refuses_a_bad_name_or_expiry(capsys: pytest.CaptureFixture[str], words: list[str], says: str) -> None:
@@ -331,8 +340,8 @@ def test_keys_new_refuses_a_bad_name_or_expiry(capsys: pytest.CaptureFixture[str
 def test_keys_check_reads_a_file_as_the_service_does(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["keys", "check", str(callers_file(tmp_path / "c.toml"))]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        "club-alpha: ok keys=2 routes=arrange,batch,evaluate,rulesets,score,verify rooms_per_minute=-",
-        "club-beta: ok keys=1 routes=rulesets,verify rooms_per_minute=-",
+        "club-alpha: ok keys=2 routes=arrange,batch,evaluate,rulesets,score,verify rulesets=built-ins,club-hanoi rooms_per_minute=-",
+        "club-beta: ok keys=1 routes=rulesets,verify rulesets=built-ins rooms_per_minute=-",
     ]
     (tmp_path / "bad.toml").write_text("[callers.a]\nkeys = []")
     assert main(["keys", "check", str(tmp_path / "bad.toml"), "--lang", "vi"]) == 1

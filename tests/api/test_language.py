@@ -46,7 +46,7 @@ def test_a_refusal_in_vietnamese_keeps_its_codes_and_pointers(client: FlaskClien
     english = client.post("/v1/score", json=bad).get_json()
     vietnamese = client.post("/v1/score", json=bad, headers={"Accept-Language": "vi"}).get_json()
     assert vietnamese["title"] == "Ván bài không xử lý được"
-    assert vietnamese["detail"] == "Yêu cầu không đúng đặc tả API hoặc luật ở 1 chỗ; xem mục “errors”."
+    assert vietnamese["detail"] == "Yêu cầu có 1 lỗi (sai đặc tả API hoặc sai luật chơi); xem chi tiết trong “errors”."
     assert vietnamese["errors"] == [
         {
             "pointer": "/players/0/front/2",
@@ -68,7 +68,10 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
     assert wrong_type["detail"] == "Hãy gửi nội dung dạng JSON, với Content-Type: application/json."
     not_json = client.post("/v1/score", data="{", content_type="application/json", headers=vi).get_json()
     assert not_json["title"] == "JSON không hợp lệ"
-    assert not_json["detail"] == "không phải JSON: tên khóa phải nằm trong dấu ngoặc kép ở dòng 1, cột 2"
+    assert not_json["detail"] == (  # "{" alone: a body cut short, as often as a key left unquoted
+        "JSON không hợp lệ ở dòng 1, cột 2: thiếu tên khóa (tên khóa phải đặt trong dấu ngoặc kép), "
+        "hoặc nội dung bị cắt ngang"
+    )
     method = client.get("/v1/score", headers=vi)
     assert method.get_json()["detail"] == "Ở đây hãy dùng POST."
 

@@ -131,7 +131,7 @@ def test_keys_check_says_that_quotas_without_redis_are_not_enforced(
     said = capsys.readouterr()
     assert (
         said.out.splitlines()[1]
-        == "b: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rooms_per_minute=600"
+        == "b: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rulesets=built-ins rooms_per_minute=600"
     )
     assert said.err.strip() == (
         "maubinh keys check: hạn mức KHÔNG được áp dụng vì chưa đặt MAUBINH_QUOTA_REDIS_URL; "

@@ -171,6 +171,17 @@ def test_a_receipt_of_an_unknown_ruleset_verifies_without_the_rules_applied_agai
     rows = elsewhere.post("/v1/verify", json=made).get_json()["receipt"]
     assert rows["verified"] and not rows["rescored"]
     assert rows["checks"][-1]["outcome"] == "not_known"
+    assert (
+        rows["checks"][-1]["message"] == "the answer's ruleset is not known here, so the rules were not applied again"
+    )
+    # the same service, to a caller whose key may not use club-x: "not known" says it may be "not yours"
+    callers = tmp_path / "callers.toml"
+    callers.write_text(f'[callers.a]\nkeys = [{{ sha256 = "{hashlib.sha256(b"mbk_a-key").hexdigest()}" }}]\n')
+    config = {"log_requests": False, "signing_key_file": key_file, "rulesets_dir": str(house)}
+    limited = create_app({**config, "callers_file": str(callers)}).test_client()
+    rows = limited.post("/v1/verify", json=made, headers={"Authorization": "Bearer mbk_a-key"}).get_json()["receipt"]
+    assert rows["checks"][-1]["outcome"] == "not_known"
+    assert "not among the operator rulesets your key may use" in rows["checks"][-1]["message"]
 
 
 @pytest.mark.parametrize(
@@ -249,3 +260,19 @@ def test_a_room_nested_as_deep_as_the_reader_allows_is_refused_signed_not_failed
             assert {"Signature", "Signature-Input", "Content-Digest"} <= set(answer.headers.keys())
             assert checked(receipt_of(path, raw.encode(), answer), jwks).key_id == jwks["keys"][0]["kid"]
         assert single.status_code == 400 or single.get_json()["room_digest"].startswith("sha256:")
+
+
+@pytest.mark.parametrize(
+    ("saved", "why"),
+    [
+        (b"HTTP/1.1 401 UNAUTHORIZED\r\ncontent-type: application/problem+json\r\n\r\n{}", "receipts.why_unauthorized"),
+        (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{}", "receipts.why_unsigned"),
+    ],
+)
+def test_an_unsigned_answer_makes_no_receipt(saved: bytes, why: str) -> None:
+    """`receipts make` wrote a receipt from a 401 (docs' frictions): it proves nothing, and now says why."""
+    with pytest.raises(receipts.ReceiptFault) as refused:
+        receipts.from_exchange("POST", "/v1/score", json.dumps(E1).encode(), saved)
+    assert (refused.value.check, refused.value.why.key) == ("shape", why)
+    if why == "receipts.why_unauthorized":
+        assert "Authorization: Bearer $KEY" in refused.value.why

@@ -51,10 +51,39 @@ def test_a_missing_scoop_is_named_by_step(client: FlaskClient) -> None:
     ]
     assert body["corrections"] == [{"payer": "P", "payee": "Q", "amount": 6000}]
     assert body["ledger"] == {
-        "missing": [{"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000}],
+        "missing": [
+            {
+                "payer": "P",
+                "payee": "Q",
+                "step": "scoop",
+                "computed": 6000,
+                "explanation": "the game did not record this line: P pays Q 6,000 (scoop)",
+            }
+        ],
         "extra": [],
         "different": [],
     }
+
+
+def test_totals_right_but_a_line_booked_under_the_wrong_step_is_said(client: FlaskClient) -> None:
+    """Review 5, item 4: the sập booked as a foul penalty; the totals agree, and the answer still says
+    in words what is wrong, in the language asked."""
+    relabelled = [*RIGHT_LEDGER[:3], {**RIGHT_LEDGER[3], "step": "foul"}]
+    vi = {"Accept-Language": "vi"}
+    body = client.post("/v1/verify", json={**E1, "claimed": {"amounts": RIGHT, "ledger": relabelled}}, headers=vi)
+    answer = body.get_json()
+    assert answer["agrees"] is False and [p["difference"] for p in answer["players"]] == [0, 0]
+    assert answer["explanation"] == [
+        "Tổng tiền của từng người khớp, nhưng game ghi sai khoản:",
+        "game ghi P trả Q 6.000 là phạt binh lủng, theo luật đó là sập",
+    ]
+    assert [e["explanation"] for e in answer["ledger"]["missing"] + answer["ledger"]["extra"]] == [
+        "Game không ghi dòng này: P trả Q 6.000 (sập)",
+        "Game ghi dòng này nhưng theo luật không có: P trả Q 6.000 (phạt binh lủng)",
+    ]
+    assert verify(client, {"amounts": RIGHT}).get_json()["explanation"] == [
+        "The game's settlement agrees with the rules."
+    ]
 
 
 def test_a_wrong_amount_without_a_ledger_still_shows_the_steps(client: FlaskClient) -> None:
@@ -77,16 +106,37 @@ def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
         {**RIGHT_LEDGER[3], "amount": 12000},
     ]
     body = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}).get_json()
-    assert body["ledger"]["extra"] == [{"payer": "P", "payee": "Q", "step": "bonus", "claimed": 3000}]
+    assert body["ledger"]["extra"] == [
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": "bonus",
+            "claimed": 3000,
+            "explanation": "the game recorded a line the rules do not have: P pays Q 3,000 (bonus)",
+        }
+    ]
     assert body["ledger"]["different"] == [
-        {"payer": "P", "payee": "Q", "step": "scoop", "computed": 6000, "claimed": 12000}
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": "scoop",
+            "computed": 6000,
+            "claimed": 12000,
+            "explanation": "P pays Q (scoop): the rules give 6,000, the game recorded 12,000",
+        }
     ]
     assert body["players"][0]["explanation"] == [
-        "P: the game recorded −18,000, the rules give −9,000 → P is still owed 9,000 by Q",
+        "P: the game recorded −18,000, the rules give −9,000 → Q must pay P back 9,000",
         "scoop: the rules give −6,000, the game recorded −12,000",
         "bonus: the rules give nothing, the game recorded −3,000",
     ]
     assert body["corrections"] == [{"payer": "Q", "payee": "P", "amount": 9000}]
+    # the game made P pay too much: review 5's runner-up, said as an agent says a refund, from both sides
+    vi = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}, language="vi").get_json()
+    assert [p["explanation"][0] for p in vi["players"]] == [
+        "P: game ghi −18.000, theo luật −9.000 → Q phải trả lại P 9.000",
+        "Q: game ghi +18.000, theo luật +9.000 → Q phải trả lại P 9.000",
+    ]
 
 
 def test_swapped_payer_and_payee(client: FlaskClient) -> None:
@@ -138,7 +188,14 @@ def test_a_claimed_ledger_without_steps_is_matched_by_payer_and_payee(client: Fl
     lines = [{"payer": "P", "payee": "Q", "amount": 3000}]
     body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": lines}).get_json()
     assert body["ledger"]["different"] == [
-        {"payer": "P", "payee": "Q", "step": None, "computed": 9000, "claimed": 3000}
+        {
+            "payer": "P",
+            "payee": "Q",
+            "step": None,
+            "computed": 9000,
+            "claimed": 3000,
+            "explanation": "P pays Q (lines without a step): the rules give 9,000, the game recorded 3,000",
+        }
     ]
     assert body["players"][0]["explanation"] == [
         "P: the game recorded −3,000, the rules give −9,000 → P still owes Q 6,000",
@@ -171,7 +228,7 @@ def test_who_owes_whom_follows_the_claimed_lines_pair_by_pair(client: FlaskClien
     ]
     said = {p["id"]: p["explanation"][0] for p in body["players"]}
     assert said["S"] == "S: the game recorded +30, the rules give −10 → S still owes P 40"
-    assert said["Q"] == "Q: the game recorded −20, the rules give −10 → Q is still owed 10 by R"
+    assert said["Q"] == "Q: the game recorded −20, the rules give −10 → R must pay Q back 10"  # a refund: Q overpaid
     vi = verify(client, {"amounts": claimed, "ledger": ledger}, E3, language="vi").get_json()
     assert vi["players"][3]["explanation"] == [
         "S: game ghi +30, theo luật −10 → S còn phải trả P 40",

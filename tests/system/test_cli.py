@@ -302,14 +302,14 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     assert one.returncode == 1
     assert json.loads(one.stdout)["players"][0]["explanation"] == [
         "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
-        "so chi: theo luật −3.000",
-        "sập: theo luật −6.000",
+        "so chi: theo luật −3.000 (game chỉ ghi tổng tiền)",
+        "sập: theo luật −6.000 (game chỉ ghi tổng tiền)",
     ]
     path = tmp_path / "claims.jsonl"
     path.write_text("\n".join([_claim({"P": -9000, "Q": 9000}), _claim({"P": -3000, "Q": 3000})]) + "\n")
     many = run("verify", "--jsonl", str(path), "--jobs", "2", "--lang", "vi")
     assert many.returncode == 1
-    assert json.loads(many.stdout)["players"][1]["explanation"][2] == "sập: theo luật +6.000"
+    assert json.loads(many.stdout)["players"][1]["explanation"][2] == "sập: theo luật +6.000 (game chỉ ghi tổng tiền)"
     assert many.stderr.startswith("maubinh verify: đã kiểm tra 2 ván: 1 khớp, 1 lệch, 0 bị từ chối, ")
 
 
@@ -335,6 +335,7 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
         "amount",
         "rule",
         "explanation",
+        "rule_text",  # added last (docs/contract.md): a column read by position keeps its place
     ]
     assert rows[1] == [
         'bàn 7, "ván" 12',
@@ -347,6 +348,7 @@ def test_score_as_a_spreadsheet_one_row_per_ledger_line(tmp_path: Path) -> None:
         "1000",
         "docs/rules.md §5: one unit per chi won",
         "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)",
+        "docs/rules.md §5: one unit per chi won",
     ]
     assert rows[4][2:8] == ["scoop", "P", "Q", "", "6", "6000"]
     assert '"bàn 7, ""ván"" 12"' in one.stdout.decode("utf-8")

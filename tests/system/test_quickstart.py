@@ -171,8 +171,8 @@ def test_the_operators_callers_quick_start_runs_as_written(tmp_path: Path) -> No
         process.wait(timeout=15)
     assert done.returncode == 0, done.stderr
     assert (work / "check.txt").read_text().splitlines() == [
-        "club-alpha: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rooms_per_minute=-",
-        "club-beta: ok keys=1 routes=verify rooms_per_minute=600",
+        "club-alpha: ok keys=1 routes=arrange,batch,evaluate,rulesets,score,verify rulesets=built-ins rooms_per_minute=-",
+        "club-beta: ok keys=1 routes=verify rulesets=built-ins rooms_per_minute=600",
     ]
     assert json.loads((work / "alpha.json").read_text())["players"][0]["amount"] == 30
     refused = json.loads((work / "beta.json").read_text())

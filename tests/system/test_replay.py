@@ -270,3 +270,13 @@ def test_the_spark_job_takes_replay_s_arguments(capsys: pytest.CaptureFixture[st
         assert stopped.value.code == 2 and "--" in capsys.readouterr().err
     assert spark_main(["replay", "in.jsonl", "-o", "out", "--ruleset", "club-saigon@9"]) == 2
     assert "cannot replay under club-saigon@9" in capsys.readouterr().err
+
+
+def test_a_patch_that_changes_nothing_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A candidate patch restating its base is the base (issue 55's frictions): the replay says so, as
+    a warning, and still runs."""
+    patch = tmp_path / "same.json"
+    patch.write_text(json.dumps({"base": "maubinh-2020@3", "patch": {"scoop": {"multiplier": 3}}}))
+    status, figures = replay(tmp_path, [claim([A, B], {"A": 6 * STAKE, "B": -6 * STAKE})], "--ruleset", str(patch))
+    assert status == 0 and figures["rounds"]["lines"] == 1
+    assert "warning: the candidate's patch changes nothing of maubinh-2020@3" in capsys.readouterr().err

@@ -184,7 +184,7 @@ def test_the_variant_panel_says_what_each_second_family_knob_does_in_both_langua
     vi_panel = vi.locator("#variant")
     expect(vi_panel.locator("tr[data-field='scoop.sweep_pays'] .knob")).to_contain_text("bắt sập làng")
     expect(vi_panel.locator("tr[data-field='fouls.both_fouled'] .knob")).to_contain_text("hai người cùng binh lủng")
-    expect(vi.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("cố định 3 chi")
+    expect(vi.locator("#ledger tbody tr[data-step=scoop]")).to_contain_text("sập tính trên 3 chi cố định")
     context.close()
 
 
@@ -436,13 +436,13 @@ def test_the_audit_report_counts_charts_and_links_into_verify_mode(browser: Brow
     assert first.locator("tr").count() >= 2  # a round's rows: one a player
     differs = first.locator("tr").filter(has_not=page.locator("td:text-is('0')")).first
     cells = differs.locator("td:not([rowspan])")
-    player, claimed, computed = (cells.nth(k).inner_text().replace(",", "") for k in (0, 1, 2))
+    player, claimed, computed = (cells.nth(k).inner_text().replace(",", "").replace("\u2212", "-") for k in (0, 1, 2))
     first.get_by_role("link").click()
     expect(page.locator("#verdict-heading")).to_have_text("The settlement does not agree with the rules")
     row = page.locator(f"#verdict tr[data-player='{player}'] td")
     expect(row.nth(0)).to_have_text(
         f"{int(claimed):,}".replace("-", "\u2212")
-    )  # the viewer writes numbers as English does
+    )  # the viewer writes numbers as English does, and the report as the viewer does (a true minus)
     expect(row.nth(1)).to_have_text(f"{int(computed):,}".replace("-", "\u2212"))
     context.close()
 

@@ -63,7 +63,7 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
          "thùng Át-Bồi-9 (A-J-9-5-2) thắng thùng Át-Bồi-8 (A-J-8-7-6)"),
         # the wheel is the second straight under wheel "second" (§2.2), and says so; read from the top down, as its cards
         ("AS 2H 3D 4C 5H", "KS QH JD TC 9H", "straight, five down to ace (5-4-3-2-A, second highest under this ruleset) beats straight, king down to nine (K-Q-J-10-9)",
-         "sảnh từ 5 xuống Át (5-4-3-2-A, lớn thứ nhì theo bộ luật này) thắng sảnh từ Già xuống 9 (K-Q-J-10-9)"),
+         "sảnh A-2-3-4-5 (theo bộ luật này lớn thứ nhì, chỉ sau sảnh 10 tới Át) thắng sảnh 9 tới Già (K-Q-J-10-9)"),
         ("8S 8H 8D 5C 5H", "7S 7H 7D KC KH", "full house, eights full of fives (8-8-8-5-5) beats full house, sevens full of kings (7-7-7-K-K)",
          "cù lũ 8 đôi 5 (8-8-8-5-5) thắng cù lũ 7 đôi Già (7-7-7-K-K)"),
         ("AS AH AD AC 2H", "9S 9H 9D 9C KH", "four aces (A-A-A-A-2) beats four nines (9-9-9-9-K)",
@@ -84,15 +84,16 @@ def test_the_wheel_is_lowest_where_the_ruleset_says_so() -> None:
     assert english == (
         "straight, six down to two (6-5-4-3-2) beats straight, five down to ace (5-4-3-2-A, lowest under this ruleset)"
     )
-    assert vietnamese == "sảnh từ 6 xuống 2 (6-5-4-3-2) thắng sảnh từ 5 xuống Át (5-4-3-2-A, nhỏ nhất theo bộ luật này)"
+    assert vietnamese == "sảnh 2 tới 6 (6-5-4-3-2) thắng sảnh A-2-3-4-5 (nhỏ nhất theo bộ luật này)"
 
 
 MACHINE_NAMES = re.compile("|".join(rf"\b{name}\b" for name in [*HAND_NAMES, *PATTERN_NAMES] if "_" in name))
 """The ids of hands and instant-win patterns that are not also words (``pair`` and ``flush`` are)."""
 RANK = re.compile(
     r"\((?:10|[2-9JQKA])(?:-(?:10|[2-9JQKA]))+(?:, [^)]+)?\)|(?:10|[2-9])(?:-(?:10|[2-9]))+$|(?:10|[2-9])(?:-(?:10|[2-9]))+ thắng"
+    r"|A-2-3-4-5"
 )
-"""A hand's cards: in parentheses (a wheel may say where it ranks), or its own words where they name every
+"""A hand's cards: in parentheses (a wheel may say where it ranks), the wheel as players write it, or its own words where they name every
 card ("mậu thầu 6-5-4")."""
 
 

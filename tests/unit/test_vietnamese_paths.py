@@ -168,7 +168,7 @@ def test_serve_refusals_speak_vietnamese(capsys: pytest.CaptureFixture[str], mon
         with monkeypatch.context() as env:
             env.setenv(name, value)
             said = _cli(capsys, "serve", "--lang", "vi")
-        assert said.startswith("maubinh serve: không khởi động, ") and not english_in(said), said
+        assert said.startswith("maubinh serve: không khởi động được: ") and not english_in(said), said
 
 
 def _problems(client: FlaskClient) -> Iterator[tuple[str, Any]]:

@@ -1,0 +1,77 @@
+"""The built-in rulesets said in a reader's language, for the rules page: the steps of a settlement,
+then each ruleset's chi, tables, fields and choices (each choice's Vietnamese is kept beside its
+English: service/texts/choices.vi.json), from the rulesets' own data."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from service.game.hand_strengths import HAND_NAMES
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import builtin_catalogue
+from service.scoring.settlement import pattern_names
+from service.texts import Language, Named, choices_in_vietnamese, phrasebook
+
+STEPS = (
+    "page.rules_step_instant_win",
+    "page.rules_step_chi",
+    "page.rules_step_bonus",
+    "page.rules_step_scoop",
+    "page.rules_step_foul",
+    "page.rules_step_ace",
+)
+"""A settlement's steps, in their order."""
+FIELDS = ("scoop", "fouls", "aces")
+"""The fields a ruleset's scoops, fouls and aces are read from, shown as the codes they are."""
+
+
+def _said(named: Named, language: Language) -> str:
+    return named.vi if language == "vi" else named.en
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
+    head = "".join(f"<th>{escape(str(cell))}</th>" for cell in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(cell))}</td>" for cell in row) + "</tr>\n" for row in rows)
+    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>\n"
+
+
+def _ruleset(ruleset: Ruleset, language: Language) -> str:
+    words, data = phrasebook(language), ruleset.data
+    heading = words["page.rules_ruleset"].format(title=ruleset.title, ruleset=f"{ruleset.id}@{ruleset.version}")
+    positions = words["page.rules_positions"].format(**ruleset.labels)
+    out = [f"<h3>{escape(heading)}</h3>\n", f"<p>{escape(positions)}</p>\n"]
+    named = pattern_names(ruleset)
+    patterns = [(_said(named[row.pattern], language), row.units, row.strength) for row in ruleset.instant_wins]
+    header = (words["page.rules_pattern"], words["page.rules_units"], words["page.rules_strength"])
+    out += [f"<p>{escape(words['viewer.rule_instant_win'])}</p>\n", _table(header, patterns)]
+    bonuses = [
+        (ruleset.labels[position], _said(HAND_NAMES[hand], language), value)
+        for position in ("back", "middle", "front")
+        for hand, value in data["bonuses"].get(position, {}).items()
+    ]
+    header = (words["page.rules_position"], words["page.rules_hand"], words["page.rules_units"])
+    out += [f"<p>{escape(words['viewer.rule_bonus'])}</p>\n", _table(header, bonuses)]
+    fields = [f"{part}.{key} = {json.dumps(value, ensure_ascii=False)}"
+              for part in FIELDS if isinstance(data.get(part), dict) for key, value in data[part].items()]  # fmt: skip
+    out.append(f"<p>{escape(words['page.rules_fields'])}</p>\n<ul>\n")
+    out += [f"<li><code>{escape(field)}</code></li>\n" for field in fields]
+    out.append(f"</ul>\n<p>{escape(words['page.rules_choices'])}</p>\n<ul>\n")
+    said = choices_in_vietnamese() if language == "vi" else {}
+    for choice in data.get("choices", []):
+        decision, reason = (said.get(choice[m], choice[m]) for m in ("decision", "reason"))
+        out.append(f"<li>{escape(decision)} {escape(reason)}</li>\n")
+    out.append("</ul>\n")
+    return "".join(out)
+
+
+def rulesets_said(language: Language) -> str:
+    """The heading, the steps of a settlement and each built-in ruleset's latest version, as HTML."""
+    words = phrasebook(language)
+    out = [f"<h1>{escape(words['page.rules_heading'])}</h1>\n<p>{escape(words['page.rules_lead'])}</p>\n"]
+    out.append(f"<h2>{escape(words['page.rules_steps'])}</h2>\n<ol>\n")
+    out += [f"<li>{escape(words[step])}</li>\n" for step in STEPS]
+    out.append("</ol>\n")
+    out += [_ruleset(ruleset, language) for ruleset in builtin_catalogue().latest.values()]
+    return "".join(out)

@@ -1,0 +1,99 @@
+"""Errors said as a Vietnamese reader says them (fifth review of the texts, items 20-30): no English
+field name opening a sentence, no word-for-word "ở 1 chỗ", no stacked prefixes, argparse's own words
+in Vietnamese, and a player id with diacritics refused saying why, with the id it could be."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+from helpers import golden_cases
+
+from service.cli import main
+from service.documents import OPERATIONS, answer
+from service.serialize import dumps
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+
+
+def _refused(request: dict[str, object], language: str = "vi") -> dict[str, object]:
+    status, body = answer(OPERATIONS["score"], json.dumps(request).encode(), language=language)  # type: ignore[arg-type]
+    assert status == 422
+    return json.loads(dumps(body, language))  # type: ignore[arg-type, no-any-return]
+
+
+def test_a_name_with_diacritics_is_refused_saying_why_and_what_id_it_could_be() -> None:
+    """Decision: ids stay codes (the bulk engines and tables read ASCII ids, and "Bình" has two
+    spellings, composed or not, that look the same); the refusal says so and offers the plain id."""
+    players = [{**E1["players"][0], "id": "Bình"}, {**E1["players"][1], "id": "Anh Tú"}]
+    vi = _refused({**E1, "players": players})
+    en = _refused({**E1, "players": players}, "en")
+    messages = {e["pointer"]: e["message"] for e in vi["errors"]}  # type: ignore[union-attr]
+    assert "(không dấu, không khoảng trắng)" in messages["/players/0/id"]
+    assert "'Binh'" in messages["/players/0/id"] and "'Anh_Tu'" in messages["/players/1/id"]
+    assert {e["code"] for e in en["errors"]} == {"pattern_mismatch"}  # type: ignore[union-attr]
+    assert "'Binh'" in en["errors"][0]["message"]  # type: ignore[index]
+
+
+def test_a_422_says_how_many_faults_and_names_a_hand_by_its_chi() -> None:
+    short = {**E1, "players": [{**E1["players"][0], "back": E1["players"][0]["back"][:4]}, E1["players"][1]]}
+    vi = _refused(short)
+    assert vi["detail"] == "Yêu cầu có 1 lỗi (sai đặc tả API hoặc sai luật chơi); xem chi tiết trong “errors”."
+    assert vi["errors"][0]["message"] == "chi 1 (back) phải có 5 lá, nhưng ở đây có 4 lá"  # type: ignore[index]
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
+    with contextlib.suppress(SystemExit):
+        main(list(words))
+    out = capsys.readouterr()
+    return out.out + out.err
+
+
+def test_help_and_usage_errors_are_vietnamese(capsys: pytest.CaptureFixture[str]) -> None:
+    helped = _cli(capsys, "score", "--help", "--lang", "vi")
+    assert helped.startswith("cách dùng: maubinh score")
+    assert "\ntùy chọn:\n" in helped and "\nđối số:\n" in helped and "in trợ giúp này rồi thoát" in helped
+    assert [w for w in ("usage:", "options:", "positional arguments:", "show this help") if w in helped] == []
+    first = _cli(capsys, "--lang", "vi", "score")  # the option before the command
+    assert "maubinh: lỗi: 'vi' không phải lệnh hợp lệ" in first and "--lang đặt sau tên lệnh" in first
+    assert "command" not in first
+    assert _cli(capsys, "--lang=vi").endswith("maubinh: lỗi: thiếu đối số bắt buộc: lệnh\n")
+    english = _cli(capsys, "score", "--help", "--lang", "en")
+    assert english.startswith("usage: maubinh score") and "\noptions:\n" in english
+
+
+def test_a_bad_ruleset_file_is_said_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 5, item 26: "…/bad.json: /: không đọc được tệp JSON: không phải JSON: …" stacked four prefixes."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"base": "maubinh-2020",\n')
+    said = _cli(capsys, "rulesets", "check", str(bad), "--lang", "vi")
+    assert f"{bad}: JSON không hợp lệ ở dòng 2, cột 1: thiếu tên khóa" in said, said
+    assert ": /: " not in said
+
+
+def test_a_card_twice_in_one_player_s_cards_names_no_room() -> None:
+    """Review 5, runners-up: /v1/arrange has 13 cards and no ván."""
+    cards = ["AS", "AS", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC", "QC"]
+    status, body = answer(OPERATIONS["arrange"], json.dumps({"ruleset": "maubinh-2020", "cards": cards}).encode(),
+                          language="vi")  # fmt: skip
+    assert status == 422
+    said = json.loads(dumps(body, "vi"))["errors"]
+    assert said == [{"pointer": "/cards/1", "message": "lá AS xuất hiện hai lần trong số lá đã gửi (lần đầu ở /cards/0)",
+                     "code": "duplicate_card"}]  # fmt: skip
+
+
+def test_a_problem_s_detail_is_a_capitalised_sentence(client: FlaskClient) -> None:
+    """Review 5, consistency: a 404's detail reused a 422 message's lower-case words."""
+    detail = client.get("/v1/rulesets/khong-co", headers={"Accept-Language": "vi"}).get_json()["detail"]
+    assert detail.startswith("Không có bộ luật 'khong-co'; các bộ luật hiện có: ")
+
+
+def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`keys`, `receipts`: argparse named their subcommands by the code's dest (keys_command)."""
+    assert _cli(capsys, "keys", "--lang", "vi").endswith("maubinh keys: lỗi: thiếu đối số bắt buộc: lệnh\n")
+    said = _cli(capsys, "receipts", "bogus", "--lang", "vi")
+    assert "'bogus' không phải lệnh hợp lệ (chọn một trong 'verify', 'make', 'publish')" in said
+    assert "_command" not in said
