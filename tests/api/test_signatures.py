@@ -172,7 +172,8 @@ def test_a_receipt_of_an_unknown_ruleset_verifies_without_the_rules_applied_agai
     assert rows["verified"] and not rows["rescored"]
     assert rows["checks"][-1]["outcome"] == "not_known"
     assert (
-        rows["checks"][-1]["message"] == "the answer's ruleset is not known here, so the rules were not applied again"
+        rows["checks"][-1]["message"] == "the rules were not applied again: the answer's ruleset is not known here, "
+        "or it refused a room for its round (the service's record of rounds, not a rule)"
     )
     # the same service, to a caller whose key may not use club-x: "not known" says it may be "not yours"
     callers = tmp_path / "callers.toml"

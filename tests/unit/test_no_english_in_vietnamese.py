@@ -94,8 +94,8 @@ def _texts(document: Any, member: str = "") -> Iterator[str]:
 CODES = re.compile(r"\b[a-z_]+ = [a-z_]+\b|\([a-z_]+\)")
 """Codes a Vietnamese sentence names as they are sent: a field with its value (``both_fouled = compare``),
 a knob's value in parentheses after its Vietnamese words ("cộng thêm vào (add)")."""
-NAMES = re.compile(r"JWK Set|JSON lines")
-"""Standard names of two words: RFC 7517's key set, the file format."""
+NAMES = re.compile(r"JWK\s+Set|JSON\s+lines")
+"""Standard names of two words: RFC 7517's key set, the file format (argparse may wrap a line between them)."""
 LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl"}
 """English words a Vietnamese sentence says as names: "game", which Vietnamese has taken in (the glossary's
 "kết quả game đã ghi"); the commands and audit tables named as they are typed; programs."""
