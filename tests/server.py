@@ -32,6 +32,17 @@ def call(base: str, path: str, body: Any = None) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
+def post_json(base: str, path: str, body: Any, key: str | None = None) -> tuple[int, dict[str, str], Any]:
+    """POST ``body`` as JSON (with ``key`` as a Bearer token): the status, the headers and the JSON answer."""
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
 def start(extra_env: dict[str, str], probe: str = "/readyz") -> tuple[str, subprocess.Popen[bytes]]:
     """`maubinh serve` on a free port, once ``probe`` answers 200 (/healthz: alive, ready or not)."""
     port = free_port()

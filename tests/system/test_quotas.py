@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers import golden_cases
 from redis_server import redis_command, redis_server
 from server import free_port, start
+from server import post_json as post
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 QUOTA = 30
@@ -31,19 +30,6 @@ def redis_port() -> Iterator[int]:
 def commands_processed(port: int) -> int:
     info = redis_command(port, "INFO", "stats").decode()
     return int(next(line.split(":")[1] for line in info.splitlines() if line.startswith("total_commands_processed:")))
-
-
-def post(base: str, path: str, body: Any, key: str) -> tuple[int, dict[str, str], dict[str, Any]]:
-    request = urllib.request.Request(
-        base + path,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), json.loads(error.read())
 
 
 @pytest.fixture(scope="module")

@@ -3,32 +3,18 @@ raced for one round through both, exactly one scores; then Redis stopped, and th
 
 from __future__ import annotations
 
-import json
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from helpers import golden_cases
 from redis_server import redis_command, redis_server
+from server import post_json as post
 from server import start
 
 from service.trust.signing import room_digest
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
-
-
-def post(base: str, path: str, body: Any) -> tuple[int, dict[str, str], Any]:
-    request = urllib.request.Request(
-        base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, dict(response.headers), json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), json.loads(error.read())
 
 
 @pytest.fixture(scope="module")
