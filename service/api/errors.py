@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import HTTPException, InternalServerError
@@ -49,11 +50,19 @@ def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] 
     return response
 
 
+IDENTIFIER: Final = re.compile(r"\S*[-_@/.0-9]")
+"""A first word that is a name as sent (``maubinh-2020``, ``club_x@2``): a sentence starting with it keeps its case."""
+
+
+def _capitalised(sentence: str) -> str:
+    return sentence if IDENTIFIER.match(sentence) else sentence[:1].upper() + sentence[1:]
+
+
 def _sentence(text: Text) -> Text:
     """A problem's detail is a sentence, capitalised in each language, though its words may be a field's
-    message reused (a 422's "không có bộ luật 'x'; …" is a 404's detail too)."""
-    english, vietnamese = text.render("en"), text.render("vi")
-    said = Named(english[:1].upper() + english[1:], vietnamese[:1].upper() + vietnamese[1:])
+    message reused (a 422's "không có bộ luật 'x'; …" is a 404's detail too); an id it starts with stays
+    as it is written ("maubinh-2020 không có phiên bản '7'", not "Maubinh-2020")."""
+    said = Named(_capitalised(text.render("en")), _capitalised(text.render("vi")))
     return Text("problem.sentence", said=said)
 
 

@@ -399,6 +399,11 @@ def test_a_ruleset_not_found_lists_the_known_ids(client: FlaskClient) -> None:
     assert "did you mean 'maubinh-2020'?" in missing.json["detail"] and "maubinh-chi-at" in missing.json["detail"]
     version = client.get("/v1/rulesets/maubinh-2020@9").json["detail"]
     assert "@1, @2, @3" in version
+    said = client.get("/v1/rulesets/maubinh-2020@9", headers={"Accept-Language": "vi"}).json["detail"]
+    assert version.startswith("maubinh-2020 has") and said.startswith(
+        "maubinh-2020 không có phiên bản"
+    )  # an id keeps its case
+    assert missing.json["detail"].startswith("Unknown ruleset")  # a sentence starts with a capital
 
 
 def test_a_problem_type_resolves_to_its_page_in_the_reader_s_language(client: FlaskClient) -> None:
