@@ -51,7 +51,7 @@ def problem_response(status: int, body: dict[str, Any], headers: dict[str, str] 
 
 
 IDENTIFIER: Final = re.compile(r"\S*[-_@/.0-9]")
-"""A first word that is a name as sent (``maubinh-2020``, ``club_x@2``): a sentence starting with it keeps its case."""
+"""A first word that is a name as sent (a ruleset id, ``club_x@2``): a sentence starting with it keeps its case."""
 
 
 def _capitalised(sentence: str) -> str:
@@ -61,7 +61,7 @@ def _capitalised(sentence: str) -> str:
 def _sentence(text: Text) -> Text:
     """A problem's detail is a sentence, capitalised in each language, though its words may be a field's
     message reused (a 422's "không có bộ luật 'x'; …" is a 404's detail too); an id it starts with stays
-    as it is written ("maubinh-2020 không có phiên bản '7'", not "Maubinh-2020")."""
+    as it is written (a ruleset id with its version, not capitalised)."""
     said = Named(_capitalised(text.render("en")), _capitalised(text.render("vi")))
     return Text("problem.sentence", said=said)
 
