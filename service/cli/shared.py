@@ -113,8 +113,8 @@ class Parser(argparse.ArgumentParser):
 
 HEADINGS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\Ausage: "), "cli.usage"),
-    (re.compile(r"^positional arguments:$", re.MULTILINE), "cli.help_positionals"),
-    (re.compile(r"^options:$", re.MULTILINE), "cli.help_options"),
+    (re.compile(r"^positional arguments:(?=\n|\Z)", re.MULTILINE), "cli.help_positionals"),
+    (re.compile(r"^options:(?=\n|\Z)", re.MULTILINE), "cli.help_options"),
     (re.compile(r"show this help message and exit"), "cli.help_help"),
 )
 """argparse's own words in ``--help`` (gettext has no Vietnamese for them), and their keys."""

@@ -506,8 +506,8 @@ def test_a_new_worker_starts_from_the_last_good_callers_never_the_older_ones_of_
     master read at start: a key revoked since worked again, and so did revoked routes and quotas."""
     path = aged(callers_file(tmp_path / "c.toml"))
     master = callers_source.CallersSource(str(path), ())
-    (tmp_path / "shared").mkdir()
-    master.share(str(tmp_path / "shared"))
+    (tmp_path / "kept").mkdir()
+    master.share(str(tmp_path / "kept"))
     first = forked(master)
     assert first.callers.identify(ALPHA_KEY) is not None and first.fault is None
     path.write_text(path.read_text().replace(f'{{ sha256 = "{sha(ALPHA_KEY)}" }}, ', ""))  # revoked
@@ -522,7 +522,7 @@ def test_a_new_worker_starts_from_the_last_good_callers_never_the_older_ones_of_
     assert second.callers.identify(ALPHA_KEY) is None and second.callers.identify(BETA_KEY).name == "club-beta"
     assert "c.toml: not TOML" in second.fault  # and it says the file's fault (the alert fires)
 
-    (tmp_path / "shared" / callers_source.LAST_GOOD).unlink()  # the last good callers lost: none of the file's
+    (tmp_path / "kept" / callers_source.LAST_GOOD).unlink()  # the last good callers lost: none of the file's
     third = forked(master)
     assert third.callers.identify(ALPHA_KEY) is None and third.callers.identify(BETA_KEY) is None
     assert third.fault is not None
@@ -538,8 +538,8 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
     """Reloading 10,000 callers held a worker about a second, every worker at once: probes timed out."""
     path = aged(callers_file(tmp_path / "c.toml"))
     master = callers_source.CallersSource(str(path), ())
-    (tmp_path / "shared").mkdir()
-    master.share(str(tmp_path / "shared"))
+    (tmp_path / "kept").mkdir()
+    master.share(str(tmp_path / "kept"))
     parsed: list[str] = []
     offloaded: list[bool] = []
     real_parse = callers.parse
@@ -564,7 +564,7 @@ def test_a_change_is_parsed_once_by_one_worker_off_the_request_path_and_taken_by
     aged(path)
     one.current(time.monotonic() + 60)  # a request never reads the file in a worker
     assert parsed == [] and one.callers.identify(ALPHA_KEY) is not None
-    lock = os.open(tmp_path / "shared" / callers_source.LOCK, os.O_RDWR | os.O_CREAT)
+    lock = os.open(tmp_path / "kept" / callers_source.LOCK, os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)  # another worker reads it now
     assert not one.reload_if_changed() and parsed == []
     os.close(lock)
