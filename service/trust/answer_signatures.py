@@ -22,7 +22,7 @@ from nacl.bindings import crypto_sign_open
 from nacl.exceptions import BadSignatureError
 
 from service.texts import Text
-from service.trust.signing import COVERED, LABEL, ROUTE, TAG, KeySet, Unverified, Verified, verify
+from service.trust.signing import COVERED, LABEL, TAG, KeySet, Unverified, Verified, signature_base, verify
 
 _INPUT: Final = re.compile(
     LABEL
@@ -70,12 +70,9 @@ class AnswerKeys:
         if key is None:
             raise Unverified(Text("receipts.why_unknown_key", key_id=key_id))
         assert given is not None
-        lines = [f'"@status": {status}', f'"content-type": {content_type}', f'"content-digest": {digest}']
-        if bound:
-            lines.append(f"{ROUTE}: {path}")
-        lines.append('"@signature-params": ' + given[len(LABEL) + 1 :])
+        base = signature_base(status, content_type, digest, path if bound else None, given[len(LABEL) + 1 :])
         try:
-            crypto_sign_open(base64.b64decode(signed.group(1), validate=True) + "\n".join(lines).encode(), key)
+            crypto_sign_open(base64.b64decode(signed.group(1), validate=True) + base, key)
         except (BadSignatureError, binascii.Error, ValueError):
             raise Unverified(Text("receipts.why_bad_signature")) from None
         return Verified(key_id, bound)

@@ -277,13 +277,19 @@ class Signer:
         digest = f"sha-256=:{base64.b64encode(hashlib.sha256(body).digest()).decode()}:"
         when = int(time.time()) if created is None else created
         params = f'{_INNER_LIST};created={when};keyid="{self.key_id}";alg="ed25519";tag="{TAG}"'
-        base = (
-            f'"@status": {status}\n"content-type": {content_type}\n"content-digest": {digest}\n'
-            f"{ROUTE}: {path}\n"
-            f'"@signature-params": {params}'
-        )
-        signature = base64.b64encode(crypto_sign(base.encode(), self._secret)[:64]).decode()
+        base = signature_base(status, content_type, digest, path, params)
+        signature = base64.b64encode(crypto_sign(base, self._secret)[:64]).decode()
         return {"Content-Digest": digest, "Signature-Input": f"{LABEL}={params}", "Signature": f"{LABEL}=:{signature}:"}
+
+
+def signature_base(status: int, content_type: str, digest: str, path: str | None, params: str) -> bytes:
+    """The RFC 9421 signature base of an answer, as the service signs it: its COVERED components, the
+    route (``None`` for an answer signed before signatures covered it), then the parameters."""
+    lines = [f'"@status": {status}', f'"content-type": {content_type}', f'"content-digest": {digest}']
+    if path is not None:
+        lines.append(f"{ROUTE}: {path}")
+    lines.append(f'"@signature-params": {params}')
+    return "\n".join(lines).encode()
 
 
 class Unverified(Exception):
