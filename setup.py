@@ -28,6 +28,7 @@ COMPILED = [
     "service/validation/bounds.py",
     "service/validation/room_rules.py",
     "service/validation/load.py",
+    "service/validation/room_arrays.py",
     "service/documents.py",
     "service/bulk/engine.py",
 ]

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from service.bulk.engine import LARGEST_STAKE, TWO_LETTER_CARDS, Reader, read_players
+from service.bulk.engine import Reader
 from service.bulk.lines import lines_of
 from service.contract import MAX_EXACT_AMOUNT, STATUSES
 from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Text
+from service.validation.room_arrays import LARGEST_STAKE, TWO_LETTER_CARDS, read_players
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from service.bulk.engine import LARGEST_STAKE, all_cards_once
 from service.bulk.room_table import MOST_PLAYERS, NOT_A_CARD
 from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.scoring import settle_many
 from service.validation.fields import LONGEST_PLAYER_ID, PLAYER_ID_CHARACTERS
+from service.validation.room_arrays import LARGEST_STAKE, all_cards_once
 
 if TYPE_CHECKING:
     import numpy as np

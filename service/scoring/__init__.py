@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from service.contract import Room, Rooms
 from service.game.hands import POSITIONS
-from service.scoring.aces import ace_lines, ace_units
+from service.scoring.aces import ace_flows, ace_lines
 from service.scoring.evaluation import (
     EvaluatedRoom,
     arrangement_foul,
@@ -29,25 +29,27 @@ from service.scoring.evaluation import (
 )
 from service.scoring.pairs import chi_value
 from service.scoring.results import STEPS, ChiOutcome, InstantWin, LedgerLine, PairShowdown, PlayerResult, Result, Step
-from service.scoring.scoops import scoop_lines, scoop_payment, scoop_units
+from service.scoring.scoops import scoop_flows, scoop_lines, scoop_payment
 from service.scoring.settlement import (
+    chi_flows,
     chi_lines,
-    chi_units,
+    foul_flows,
     foul_lines,
-    foul_units,
+    instant_win_flows,
     instant_win_lines,
-    instant_win_units,
 )
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from service.scoring.settlement import Flows
+
 STAGES: Final = (instant_win_lines, chi_lines, scoop_lines, foul_lines, ace_lines)
 """The settlement's stages in the order of docs/rules.md; each stage's lines come after the previous
 stage's (§9.4 item 10)."""
-STAGES_MANY: Final = (instant_win_units, chi_units, scoop_units, foul_units, ace_units)
-"""The same stages' array forms (the bulk engine's): what each moves to and from each player."""
+STAGES_MANY: Final = (instant_win_flows, chi_flows, scoop_flows, foul_flows, ace_flows)
+"""The same stages' array forms (the bulk engine's): what each player pays each other, by step and position."""
 
 __all__ = [
     "STAGES",
@@ -67,6 +69,7 @@ __all__ = [
     "scoop_payment",
     "score",
     "settle_many",
+    "settle_many_by_line",
 ]
 
 
@@ -112,10 +115,23 @@ def score(room: Room) -> Result:
     return Result(room, evaluated.players, ledger.lines, _showdown(evaluated, ledger))
 
 
+def settle_many_by_line(rooms: Rooms) -> tuple[Flows, NDArray[np.bool_]]:
+    """The array form of :func:`score`'s ledger: (step, position) → what each player pays each other,
+    (rooms, payer, payee), the sum of its lines (each room's lines of one step, position, payer and
+    payee); and the rooms a false declaration refuses (whose flows mean nothing)."""
+    evaluated = evaluate_many(rooms)
+    flows: Flows = {}
+    for stage in STAGES_MANY:
+        flows.update(stage(evaluated))
+    return flows, evaluated.refused
+
+
 def settle_many(rooms: Rooms) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     """The array form of :func:`score`, amounts only: each player's units, (rooms, players), and the
     rooms a false declaration refuses (whose units mean nothing; the per-room path refuses them)."""
-    evaluated = evaluate_many(rooms)
-    units = sum(stage(evaluated) for stage in STAGES_MANY)
-    assert not isinstance(units, int)
-    return units, evaluated.refused
+    import numpy as np
+
+    flows, refused = settle_many_by_line(rooms)
+    paid = np.sum(list(flows.values()), axis=0)
+    units: NDArray[np.int64] = paid.sum(axis=1) - paid.sum(axis=2)
+    return units, refused

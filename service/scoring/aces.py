@@ -11,12 +11,14 @@ from service.rulesets import AceBalance, AceCollectors
 from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
 from service.scoring.pairs import pair_indices
 from service.scoring.results import LedgerLine, PlayerResult
-from service.scoring.settlement import ledger_line, no_units
+from service.scoring.settlement import ledger_line, no_flows
 from service.texts import Named
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from service.scoring.settlement import Flows
 
     Ints = NDArray[np.int64]
 
@@ -145,52 +147,54 @@ def _ace_shares(collectors: list[str], shares: list[int], uneven: bool) -> Named
 # The array form, for many rooms of one ruleset and size (the bulk engine).
 
 
-def ace_units(room: EvaluatedMany) -> Ints:
+def ace_flows(room: EvaluatedMany) -> Flows:
     """The array form of :func:`ace_lines`."""
     rule = room.ruleset.aces
-    units = no_units(room)
+    flows = no_flows(room)
     if rule is None or room.fouled.shape[1] != rule.room_size:
-        return units
-    units = _ace_balance_units(room, rule) if isinstance(rule, AceBalance) else _ace_collector_units(room, rule)
+        return {("ace", None): flows}
+    flows = _ace_balance_flows(room, rule) if isinstance(rule, AceBalance) else _ace_collector_flows(room, rule)
     if rule.skip_when_instant_win:
-        units[room.holds_instant_win.any(axis=-1)] = 0
-    return units
+        flows[room.holds_instant_win.any(axis=-1)] = 0
+    return {("ace", None): flows}
 
 
-def _ace_balance_units(room: EvaluatedMany, rule: AceBalance) -> Ints:
-    """The array form of :func:`_ace_balance_lines`: what flows is the lesser of what creditors are owed
-    and debtors owe; creditors in request order are paid in full before the next, debtors drained so."""
+def _ace_balance_flows(room: EvaluatedMany, rule: AceBalance) -> Ints:
+    """The array form of :func:`_ace_balance_lines`: creditors in request order are paid in full before
+    the next, from debtors in request order, each drained before the next: what debtor d pays creditor c
+    is where d's stretch of the debts and c's of the credits overlap, within what flows at all."""
     import numpy as np
 
     owed = (room.aces - 1) * rule.units_per_ace
     credit, debt = np.maximum(owed, 0), np.maximum(-owed, 0)
-    flow = np.minimum(credit.sum(axis=-1), debt.sum(axis=-1))[:, None]
-    got = np.clip(flow - (np.cumsum(credit, axis=-1) - credit), 0, credit)
-    paid = np.clip(flow - (np.cumsum(debt, axis=-1) - debt), 0, debt)
-    units: Ints = got - paid
-    return units
+    flow = np.minimum(credit.sum(axis=-1), debt.sum(axis=-1))[:, None, None]
+    credit_to, debt_to = np.cumsum(credit, axis=-1), np.cumsum(debt, axis=-1)
+    credit_from, debt_from = credit_to - credit, debt_to - debt
+    ends = np.minimum(np.minimum(debt_to[:, :, None], credit_to[:, None, :]), flow)
+    starts = np.maximum(debt_from[:, :, None], credit_from[:, None, :])
+    paid: Ints = np.maximum(ends - starts, 0)
+    return paid
 
 
-def _ace_collector_units(room: EvaluatedMany, rule: AceCollectors) -> Ints:
+def _ace_collector_flows(room: EvaluatedMany, rule: AceCollectors) -> Ints:
     """The array form of :func:`_ace_collector_lines`."""
     import numpy as np
 
     aces = room.aces
+    size = aces.shape[1]
     collector = aces >= rule.collector_min_aces
     collectors = np.maximum(collector.sum(axis=-1), 1)[:, None]
     place = np.cumsum(collector, axis=-1) - 1
     share = np.where(collector, rule.no_ace_pays // collectors + (place < rule.no_ace_pays % collectors), 0)
     payer = (aces == 0).astype(np.int64)
-    units: Ints = share * (payer.sum(axis=-1, keepdims=True) - payer) - payer * (
-        share.sum(axis=-1, keepdims=True) - share
-    )
+    others = ~np.eye(size, dtype=bool)
+    flows: Ints = payer[:, :, None] * share[:, None, :] * others
     quad = aces == 4
     four_aces = HAND_IDS.index("four_aces")
     arranged = ~room.fouled & (
         room.hand_ids[..., [POSITIONS.index("back"), POSITIONS.index("middle")]] == four_aces
     ).any(axis=-1)
-    size = aces.shape[1]
-    four = np.where(quad, rule.four_aces_receives * (size - 1), -rule.four_aces_receives)
     held = quad.any(axis=-1)
-    units[held] = np.where((quad & arranged).any(axis=-1, keepdims=True), 0, four)[held]
-    return units
+    four = np.where((quad & arranged).any(axis=-1, keepdims=True), 0, quad * rule.four_aces_receives)
+    flows[held] = (four[:, None, :] * others)[held]
+    return flows

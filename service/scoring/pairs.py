@@ -157,23 +157,27 @@ INSTANT_WIN, COMPARISON, FOUL, FIXED_FOUL, BOTH_FOULED, ROUND_ENDED = (
 
 class PairMany:
     """The array form of :class:`Pair`: how pair (i, j) is settled in each room (``settled_by``: its
-    place in SETTLED_BY), chi won and totals per side, and where two fouled players were compared.
-    (Plain classes here: compiled, a dataclass would read its numpy annotations when the module loads.)"""
+    place in SETTLED_BY), chi won and totals per side, each chi won and its value per side and position
+    (``won_at[side][k]``, 1 or 0; ``worth_at``, its value or 0), and where two fouled players were
+    compared. (Plain classes here: compiled, a dataclass would read its numpy annotations when the module
+    loads.)"""
 
     def __init__(
         self,
         i: int,
         j: int,
         settled_by: NDArray[np.int8],
-        won: tuple[Ints, Ints],
-        totals: tuple[Ints, Ints],
+        won_at: tuple[list[Ints], list[Ints]],
+        worth_at: tuple[list[Ints], list[Ints]],
         both_fouled_compared: Mask,
     ) -> None:
         self.i = i
         self.j = j
         self.settled_by = settled_by
-        self.won = won
-        self.totals = totals
+        self.won_at = won_at
+        self.worth_at = worth_at
+        self.won = (sum(won_at[0]), sum(won_at[1]))
+        self.totals = (sum(worth_at[0]), sum(worth_at[1]))
         self.both_fouled_compared = both_fouled_compared
 
 
@@ -208,13 +212,13 @@ def settle_pairs_many(
         if ruleset.settles_pair:
             settled[either] = INSTANT_WIN
         compared, by_foul = settled == COMPARISON, settled == FOUL
-        won = [np.zeros(len(fa), dtype=np.int64), np.zeros(len(fa), dtype=np.int64)]
-        totals = [np.zeros(len(fa), dtype=np.int64), np.zeros(len(fa), dtype=np.int64)]
+        won_at: tuple[list[Ints], list[Ints]] = ([], [])
+        worth_at: tuple[list[Ints], list[Ints]] = ([], [])
         for k in range(len(POSITIONS)):
             sa, sb = strengths[:, i, k], strengths[:, j, k]
             for side, (me, mine, theirs, they_fouled) in enumerate(((i, sa, sb, fb), (j, sb, sa, fa))):
                 wins = (compared & (mine > theirs)) | (by_foul & they_fouled)
-                won[side] += wins
-                totals[side] += np.where(wins, values[k][hand_ids[:, me, k]], 0)
-        pairs.append(PairMany(i, j, settled, (won[0], won[1]), (totals[0], totals[1]), compared_both & compared))
+                won_at[side].append(wins.astype(np.int64))
+                worth_at[side].append(np.where(wins, values[k][hand_ids[:, me, k]], 0))
+        pairs.append(PairMany(i, j, settled, won_at, worth_at, compared_both & compared))
     return tuple(pairs)

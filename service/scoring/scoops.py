@@ -13,7 +13,7 @@ from service.scoring.results import LedgerLine
 from service.scoring.settlement import (
     FOUL_REASONS,
     ledger_line,
-    no_units,
+    no_flows,
     pay,
     product_said,
     times_said,
@@ -24,6 +24,8 @@ from service.texts import Named, phrasebook
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from service.scoring.settlement import Flows
 
     Ints = NDArray[np.int64]
     Mask = NDArray[np.bool_]
@@ -231,12 +233,12 @@ def _sweepers_many(room: EvaluatedMany) -> Mask:
     return sweeping
 
 
-def scoop_units(room: EvaluatedMany) -> Ints:
+def scoop_flows(room: EvaluatedMany) -> Flows:
     """The array form of :func:`scoop_lines`: each scoop's payment by :func:`scoop_payment` (asked once
     for each number of scoopers and sweeping or not, with a basis of 1), times its basis."""
     import numpy as np
 
-    ruleset, units = room.ruleset, no_units(room)
+    ruleset, flows = room.ruleset, no_flows(room)
     size = room.fouled.shape[1]
     counted = np.zeros(room.fouled.shape, dtype=np.int64)  # each player's number of scoopers
     for (_, loser), scooped in room.scooped.items():
@@ -255,7 +257,7 @@ def scoop_units(room: EvaluatedMany) -> Ints:
             scooped = room.scooped[winner, loser]
             basis = pair.totals[side] if ruleset.scoop_basis == "total" else 3 if ruleset.scoop_basis == "chi" else 1
             factor = factors[counted[:, loser], sweeping[:, winner].astype(np.int64)]
-            pay(units, loser, winner, np.where(scooped, factor * basis, 0))
+            pay(flows, loser, winner, np.where(scooped, factor * basis, 0))
     if ruleset.sweep_pays == "total" and s > 1:
         fixed = ruleset.fixed_foul_units
         for pair in room.pairs:
@@ -263,5 +265,5 @@ def scoop_units(room: EvaluatedMany) -> Ints:
                 paid = pair.totals[side]
                 if fixed is not None:
                     paid = np.where(pair.settled_by == FIXED_FOUL, fixed, paid)
-                pay(units, other, sweeper, np.where(sweeping[:, sweeper], paid * (s - 1), 0))
-    return units
+                pay(flows, other, sweeper, np.where(sweeping[:, sweeper], paid * (s - 1), 0))
+    return {("scoop", None): flows}

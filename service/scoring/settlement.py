@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
     Ints = NDArray[np.int64]
     Mask = NDArray[np.bool_]
+    Flows = dict[tuple[Step, Position | None], Ints]
+    """(step, position) → what each player pays each other under it, (rooms, payer, payee): the ledger's
+    lines of each room, summed by what names them."""
 
 CHI_RULE: Final = "docs/rules.md §5: one unit per chi won"
 """A chi line's rule: the one rule that is a sentence, not a ruleset field; stable, as every rule is (the
@@ -302,26 +305,27 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
     return lines
 
 
-# The array form of each stage: what it moves to and from each player, over (rooms, players), for many
-# rooms of one ruleset and size (the bulk engine). Each mirrors the stage named in its docstring.
+# The array form of each stage, for many rooms of one ruleset and size (the bulk engine, and receipts
+# checked in bulk): what each player pays each other, over (rooms, payer, payee), under each step and
+# position a ledger line names (:data:`Flows`). Each mirrors the stage named in its docstring.
 
 
-def pay(units: Ints, payer: int, payee: int, amount: Ints) -> None:
-    units[:, payer] -= amount
-    units[:, payee] += amount
+def pay(flows: Ints, payer: int, payee: int, amount: Ints) -> None:
+    flows[:, payer, payee] += amount
 
 
-def no_units(room: EvaluatedMany) -> Ints:
+def no_flows(room: EvaluatedMany) -> Ints:
     import numpy as np
 
-    return np.zeros(room.fouled.shape, dtype=np.int64)
+    rooms, size = room.fouled.shape
+    return np.zeros((rooms, size, size), dtype=np.int64)
 
 
-def instant_win_units(room: EvaluatedMany) -> Ints:
+def instant_win_flows(room: EvaluatedMany) -> Flows:
     """The array form of :func:`instant_win_lines`."""
     import numpy as np
 
-    units = no_units(room)
+    flows = no_flows(room)
     held, paid, strength = room.holds_instant_win, room.instant_units, room.instant_strength
     difference = room.ruleset.collision == "difference"
     for pair in room.pairs:
@@ -335,24 +339,28 @@ def instant_win_units(room: EvaluatedMany) -> Ints:
             else:
                 stronger = both & (strength[:, winner] > strength[:, loser])
                 amount = np.where(alone | stronger, paid[:, winner], 0)
-            pay(units, loser, winner, amount)
-    return units
+            pay(flows, loser, winner, amount)
+    return {("instant_win", None): flows}
 
 
-def chi_units(room: EvaluatedMany) -> Ints:
-    """The array form of :func:`chi_lines`: each chi won pays its value, 1 and its bonus."""
-    units = no_units(room)
-    for pair in room.pairs:
-        pay(units, pair.j, pair.i, pair.totals[0])
-        pay(units, pair.i, pair.j, pair.totals[1])
-    return units
+def chi_flows(room: EvaluatedMany) -> Flows:
+    """The array form of :func:`chi_lines`: at each position, a chi won pays 1, and its value − 1 as a bonus."""
+    flows: Flows = {}
+    for k, position in enumerate(POSITIONS):
+        chi = flows["chi", position] = no_flows(room)
+        bonus = flows["bonus", position] = no_flows(room)
+        for pair in room.pairs:
+            for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
+                pay(chi, loser, winner, pair.won_at[side][k])
+                pay(bonus, loser, winner, pair.worth_at[side][k] - pair.won_at[side][k])
+    return flows
 
 
-def foul_units(room: EvaluatedMany) -> Ints:
+def foul_flows(room: EvaluatedMany) -> Flows:
     """The array form of :func:`foul_lines`."""
     import numpy as np
 
-    ruleset, units = room.ruleset, no_units(room)
+    ruleset, flows = room.ruleset, no_flows(room)
     extra, fixed = max(ruleset.foul_multiplier - 1, 0), ruleset.fixed_foul_units
     for pair in room.pairs:
         for side, (winner, loser) in enumerate(((pair.i, pair.j), (pair.j, pair.i))):
@@ -360,5 +368,5 @@ def foul_units(room: EvaluatedMany) -> Ints:
             amount = np.where((pair.settled_by == FOUL) & lost, pair.totals[side] * extra, 0)
             if fixed is not None:
                 amount = np.where((pair.settled_by == FIXED_FOUL) & lost, fixed, amount)
-            pay(units, loser, winner, amount)
-    return units
+            pay(flows, loser, winner, amount)
+    return {("foul", None): flows}

@@ -2,8 +2,8 @@
 
 One module an idea: ``fields`` (JSON value types and validators), ``schemas`` (the bodies),
 ``bounds`` (sizes checked before anything loads), ``faults`` (marshmallow's messages → faults and
-their order), ``room_rules`` (the checks that need the ruleset or the whole room) and ``load`` (the
-entry points, below).
+their order), ``room_rules`` (the checks that need the ruleset or the whole room), ``load`` (the
+entry points, below) and ``room_arrays`` (rooms read straight into arrays, for the rules' array form).
 
 May import: service.scoring (claims, result types), service.contract, service.rulesets, service.game,
 service.support, service.texts and marshmallow; never HTTP, signing or the advisor.

@@ -1,6 +1,7 @@
 """The bulk engine's array form of each rule against the per-room path, over random rulesets that set
 every knob (§9, §11, §12) and random rooms of 2–4 players: instant wins planted, fouls, leavers,
-time-outs, declarations true and false, sweeps and chi Át. Zero differences."""
+time-outs, declarations true and false, sweeps and chi Át. Zero differences, in each player's units and
+in every ledger line (summed by step, position, payer and payee)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from service.contract import STATUSES, RoomRejected, Rooms
 from service.documents import OPERATIONS, answer
 from service.rulesets import Ruleset
 from service.rulesets.operator_folder import catalogue_for
-from service.scoring import score, settle_many
+from service.scoring import score, settle_many, settle_many_by_line
 from service.scoring.claims import settles
 
 ROOMS = int(os.environ.get("MAUBINH_DIFFERENTIAL_ROOMS", "100000"))
@@ -33,13 +34,24 @@ def rooms_as_arrays(ruleset: Ruleset, rooms: list[RandomRoom]) -> Rooms:
     return Rooms(ruleset, cards, status, declare)
 
 
-def per_room(ruleset: Ruleset, random_room: RandomRoom, seen: Counter[str]) -> list[int] | None:
-    """Each player's units by the per-room path (None: refused), counting what the room exercised."""
+Lines = dict[tuple[str, str | None, int, int], int]
+
+
+def per_room(
+    ruleset: Ruleset, random_room: RandomRoom, seen: Counter[str], lines: Lines | None = None
+) -> list[int] | None:
+    """Each player's units by the per-room path (None: refused), counting what the room exercised; and
+    into ``lines``, its ledger's units by (step, position, payer, payee)."""
     try:
         result = score(random_room.room(ruleset))
     except RoomRejected:
         seen["refused"] += 1
         return None
+    index = {who: k for k, (who, _, _, _) in enumerate(random_room.players)}
+    for line in result.ledger:
+        key = (line.step, line.position, index[line.payer], index[line.payee])
+        if lines is not None:
+            lines[key] = lines.get(key, 0) + line.units
     left = {who for who, _, status, _ in random_room.players if status == "left"}
     seen.update({f"step {line.step}" for line in result.ledger})
     seen.update({f"pair {pair.settled_by}" for pair in result.showdown})
@@ -47,6 +59,17 @@ def per_room(ruleset: Ruleset, random_room: RandomRoom, seen: Counter[str]) -> l
     seen.update({"both fouled compared" for line in result.ledger if "fouls.both_fouled" in line.rule})
     seen.update({"left scooped" for line in result.ledger if line.step == "scoop" and line.payer in left})
     return [p.units for p in result.players]
+
+
+def _lines_by_room(flows: dict[tuple[str, str | None], Any], refused: Any) -> list[Lines | None]:
+    """Each room's (step, position, payer, payee) → units from the array form, as the per-room ledger's."""
+    found: list[Lines | None] = [{} for _ in refused]
+    for (step, position), paid in flows.items():
+        for room, payer, payee in zip(*np.nonzero(paid), strict=True):
+            lines = found[room]
+            assert lines is not None
+            lines[step, position, int(payer), int(payee)] = int(paid[room, payer, payee])
+    return found
 
 
 EXERCISED = (
@@ -70,11 +93,13 @@ def test_the_array_form_settles_every_room_as_the_per_room_path_does() -> None:
     for (k, _), rooms in groups.items():
         ruleset = rulesets[k][1]
         units, refused = settle_many(rooms_as_arrays(ruleset, rooms))
-        for room, row, no in zip(rooms, units.tolist(), refused.tolist(), strict=True):
-            expected = per_room(ruleset, room, seen)
+        by_line = _lines_by_room(*settle_many_by_line(rooms_as_arrays(ruleset, rooms)))
+        for room, row, no, flows in zip(rooms, units.tolist(), refused.tolist(), by_line, strict=True):
+            lines: Lines = {}
+            expected = per_room(ruleset, room, seen, lines)
             got = None if no else row
-            if got != expected:
-                differences.append((room.request(), expected, got))
+            if got != expected or (expected is not None and flows != lines):
+                differences.append((room.request(), expected, got, lines, flows))
     assert not differences, f"{len(differences)} rooms differ; the first: {differences[0]}"
     assert set(seen) >= EXERCISED, f"never exercised: {EXERCISED - set(seen)}"
 
