@@ -34,7 +34,10 @@ FOLDER_SUFFIXES = (".json", *LINES_SUFFIXES)
 """The files a folder is searched for (every depth, in name order); any other file in it is not read."""
 WHOLE_FILE_BYTES = 64 * 1024 * 1024
 """A receipt file's most bytes (a batch of 500 rooms is some 5 MB), as a single receipt has always been read."""
-CHUNK = 128
+CHUNK = 1024
+CHUNK_BYTES = 16 * 1024 * 1024
+"""A worker's share at a time: up to CHUNK receipts (their rulings checked together, the more the cheaper
+a room) or CHUNK_BYTES of them (memory bounded whatever the receipts' size)."""
 ROUND_SCORED_TWICE = "round_scored_twice"
 FAILURES_KEPT = 1000
 """How many failing receipts a run keeps for its report (every one is in the JSON lines)."""
@@ -49,6 +52,8 @@ class Checker(Protocol):
     def __call__(self, text: bytes) -> tuple[Record, Rooms]: ...
 
     def too_long(self, length: int, limit: int, setting: str | None) -> tuple[Record, Rooms]: ...
+
+    def many(self, texts: list[bytes]) -> list[tuple[Record, Rooms]]: ...
 
 
 class NoReceipts(ValueError):
@@ -104,11 +109,13 @@ class Inputs:
 
 def _chunks(receipts: Iterator[tuple[int, int, bytes]]) -> Iterator[list[tuple[int, int, bytes]]]:
     chunk: list[tuple[int, int, bytes]] = []
+    held = 0
     for item in receipts:
         chunk.append(item)
-        if len(chunk) == CHUNK:
+        held += len(item[2])
+        if len(chunk) == CHUNK or held >= CHUNK_BYTES:
             yield chunk
-            chunk = []
+            chunk, held = [], 0
     if chunk:
         yield chunk
 
@@ -126,12 +133,13 @@ def _check_chunk(chunk: list[tuple[int, int, bytes]]) -> tuple[bytes, list[tuple
     assert _checker is not None
     out: list[bytes] = []
     named: list[tuple[str, str]] = []
+    read = iter(_checker.many([text.rstrip(b"\r\n") for _, _, text in chunk if not isinstance(text, Overlong)]))
     for index, number, text in chunk:
         if isinstance(text, Overlong):
             setting = None if text.limit == WHOLE_FILE_BYTES else MAX_LINE_ENV  # a whole file's cap is fixed
             record, rooms = _checker.too_long(text.length, text.limit, setting)
         else:
-            record, rooms = _checker(text.rstrip(b"\r\n"))
+            record, rooms = next(read)
         out.append(orjson.dumps([index, number, record, rooms]))
         named += rooms
     return b"\n".join(out) + b"\n", named, len(chunk)

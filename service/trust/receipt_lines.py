@@ -9,14 +9,15 @@ receipt itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
-from service.trust.receipts import ReceiptFault, check, rescorer
+from service.trust.receipts import ReceiptFault, check, rescorer, rooms_ruled
+from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest
 
 CODES: Final = {
@@ -88,6 +89,7 @@ class ReceiptLines:
 
     def __init__(self, jwks: Mapping[str, Any], catalogue: Catalogue, language: Language) -> None:
         self.keys = AnswerKeys(jwks)
+        self.catalogue = catalogue
         self.rescore = rescorer(catalogue)
         self.language = language
 
@@ -111,6 +113,33 @@ class ReceiptLines:
 
     def __call__(self, text: bytes) -> tuple[dict[str, Any], Rooms]:
         """One receipt's JSON text (a line, or a whole file): its record and rooms."""
+        return self._check(text, self.rescore)
+
+    def many(self, texts: list[bytes]) -> list[tuple[dict[str, Any], Rooms]]:
+        """Each receipt's record and rooms, as one at a time would give them, their rulings checked
+        together (:class:`Rulings`, several times faster a room): a receipt whose rooms the arrays do not
+        all take, or do not all find agreeing, is checked again on its own, by the per-room path."""
+        rulings = Rulings(self.catalogue)
+        tickets: dict[int, list[int | None]] = {}
+
+        def later(number: int) -> Callable[[str, Any, Any], bool | None]:
+            def rescore(path: str, request: Any, answer: Any) -> bool | None:
+                taken = [rulings.take(room, answered) for room, answered in rooms_ruled(path, request, answer)]
+                if not taken or None in taken:
+                    return self.rescore(path, request, answer)
+                tickets[number] = taken
+                return True
+
+            return rescore
+
+        checked = [self._check(text, later(number)) for number, text in enumerate(texts)]
+        agreeing = rulings.agreeing()
+        for number, taken in tickets.items():
+            if not agreeing.issuperset(taken):
+                checked[number] = self(texts[number])
+        return checked
+
+    def _check(self, text: bytes, rescore: Callable[[str, Any, Any], bool | None]) -> tuple[dict[str, Any], Rooms]:
         try:
             receipt = loads(text)
         except BadDocument as error:
@@ -123,7 +152,7 @@ class ReceiptLines:
             seen["money"] = _money(answer)
 
         try:
-            checked = check(receipt, self.keys.jwks, self.rescore, verifier=self.keys.verify, read=read)
+            checked = check(receipt, self.keys.jwks, rescore, verifier=self.keys.verify, read=read)
         except ReceiptFault as fault:
             code = CODES[fault.check]
             if fault.why.key == "receipts.why_unknown_key":

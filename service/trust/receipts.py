@@ -357,6 +357,16 @@ def _settled(result: Any) -> Any:
     return ("scored", sorted(lines), [(p.id, p.units * stake) for p in result.players])
 
 
+def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
+    """Each room a receipt's answer rules on, with what it answered for it: a verify receipt's room is
+    its request less the claim. The shapes are those :func:`_rooms_bound` has checked."""
+    if path == "/v1/score/batch":
+        return list(zip(request["rooms"], answer["results"], strict=True))
+    if path == "/v1/verify":
+        return [({k: v for k, v in request.items() if k != "claimed"}, answer.get("result", answer))]
+    return [(request, answer)]
+
+
 def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     """Re-scores a receipt's rooms under the rulesets its answers pin (id, version and digest) with
     ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
@@ -383,13 +393,7 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
         return bool(_ledger(answered) == _settled(again))
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
-        if path == "/v1/score/batch":
-            outcomes = [one(room, result) for room, result in zip(request["rooms"], answer["results"], strict=True)]
-        elif path == "/v1/verify":
-            room = {k: v for k, v in request.items() if k != "claimed"}
-            outcomes = [one(room, answer.get("result", answer))]
-        else:
-            outcomes = [one(request, answer)]
+        outcomes = [one(room, answered) for room, answered in rooms_ruled(path, request, answer)]
         if False in outcomes:
             return False
         return None if None in outcomes else True

@@ -99,3 +99,50 @@ def test_the_report_is_in_vietnamese_too(month: tuple[Path, Path, dict[str, list
     assert main([*argv, str(small)]) == 1
     page = (tmp_path / "report.html").read_text()
     assert '<html lang="vi">' in page and "Kiểm tra biên nhận" in page and "không xác minh được" in page
+
+
+
+def test_rulings_checked_together_give_each_receipt_the_verdict_it_gets_alone(
+    month: tuple[Path, Path, dict[str, list[int]]],
+) -> None:
+    """The month (every planted fault) and a ruling the arrays take but find wrong (its answer the room's
+    with two players' hands swapped, signed): ReceiptLines.many gives each receipt the record and rooms
+    one at a time gives it; the arrays took the genuine ones, and the wrong one fell to the per-room path."""
+    import random
+
+    from receipt_month import Maker, _line, room
+
+    from service.rulesets.catalogue import builtin_catalogue
+    from service.trust import rulings_in_bulk
+    from service.trust.receipt_lines import ReceiptLines
+
+    path, keys, planted = month
+    checker = ReceiptLines(json.loads(keys.read_text()), builtin_catalogue(), "en")
+    request = room(random.Random(7), "2026-11/swapped")
+    while len(request["players"]) < 3:
+        request = room(random.Random(len(request["players"])), "2026-11/swapped")
+    swapped = json.loads(json.dumps(request))
+    first, second = swapped["players"][0], swapped["players"][1]
+    for position in ("back", "middle", "front"):
+        first[position], second[position] = second[position], first[position]
+    wrong = _line(Maker().receipt(request, answered=swapped)).rstrip(b"\n")
+    lines = [*path.read_bytes().splitlines(), wrong]
+    taken: list[int] = []
+    agreeing = rulings_in_bulk.Rulings.agreeing
+
+    def counted(rulings: rulings_in_bulk.Rulings) -> set[int]:
+        taken.append(rulings.taken)
+        return agreeing(rulings)
+
+    rulings_in_bulk.Rulings.agreeing = counted  # type: ignore[method-assign]
+    try:
+        together = [found for k in range(0, len(lines), 1024) for found in checker.many(lines[k : k + 1024])]
+    finally:
+        rulings_in_bulk.Rulings.agreeing = agreeing  # type: ignore[method-assign]
+    alone = [checker(line) for line in lines]
+    assert together == alone
+    assert alone[-1][0]["code"] == "ruling_differs"
+    assert [n + 1 for n, (record, _) in enumerate(alone[:-1]) if record["code"] == "ruling_differs"] == sorted(
+        planted["ruling_differs"]
+    )
+    assert sum(taken) > 0.95 * sum(record["verified"] for record, _ in alone)

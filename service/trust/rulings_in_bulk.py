@@ -1,0 +1,167 @@
+"""Receipts' rulings checked many at a time: each room's answered ledger against the rules' array form.
+
+Applying the rules again room by room is most of what a receipt costs (bench/receipts.py --stages). The
+array form (:func:`service.scoring.settle_many_by_line`) settles many rooms of one ruleset and size at
+once and gives what each player pays each other under each step and position: a room's ledger, its
+lines summed by what names them. Where no two lines of a room share those four, that is the ledger line
+by line, and an answer agrees with it exactly when the per-room check (:func:`receipts.rescorer`) finds
+the same lines and amounts. Rooms are taken here only where that holds and the arrays read the room as
+the per-room path would (:mod:`service.validation.room_arrays`); everything else (a refusal, a patch, a
+ruleset whose sweep adds a second scoop line to a pair, an answer that does not agree) is left to the
+per-room check, which says why, so a verdict never depends on which path reached it.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import numpy as np
+
+from service.contract import Rooms
+from service.game.hands import POSITIONS
+from service.rulesets import Ruleset
+from service.rulesets.catalogue import Catalogue
+from service.scoring import STEPS, settle_many_by_line
+from service.validation.room_arrays import read_cards, read_room
+
+Lines = dict[tuple[str, str | None, int, int], int]
+"""A room's ledger by (step, position, payer, payee), payer and payee by their place in the room."""
+KEYS: Final = frozenset({*STEPS})
+WHERE: Final = frozenset({None, *POSITIONS})
+
+
+@dataclass
+class _Group:
+    """The rooms of one ruleset and size taken so far: each one's ticket, stake, answered lines and amounts,
+    and flat, room after room, its players' cards, status and declare."""
+
+    ruleset: Ruleset
+    size: int
+    tickets: list[int] = field(default_factory=list)
+    stakes: list[int] = field(default_factory=list)
+    lines: list[Lines] = field(default_factory=list)
+    amounts: list[int] = field(default_factory=list)
+    cards: list[bytes] = field(default_factory=list)
+    status: list[int] = field(default_factory=list)
+    declare: list[bool] = field(default_factory=list)
+
+    def agreeing(self) -> list[int]:
+        count = len(self.tickets)
+        cards, readable = read_cards(b"".join(self.cards), count, self.size)
+        rooms = Rooms(
+            self.ruleset,
+            cards,
+            np.array(self.status, dtype=np.int8).reshape(count, self.size),
+            np.array(self.declare, dtype=bool).reshape(count, self.size),
+        )
+        flows, refused = settle_many_by_line(rooms)
+        names = list(flows)
+        paid = np.stack([flows[name] for name in names])  # (names, rooms, payer, payee)
+        units = paid.sum(axis=(0, 2)) - paid.sum(axis=(0, 3))
+        amounts = np.array(self.amounts, dtype=np.int64).reshape(count, self.size)
+        agrees = (units * np.array(self.stakes, dtype=np.int64)[:, None] == amounts).all(axis=-1)
+        agrees &= readable & ~refused
+        found: list[Lines] = [{} for _ in range(count)]
+        where = np.nonzero(paid)
+        for name, room, payer, payee, value in zip(
+            *(axis.tolist() for axis in where), paid[where].tolist(), strict=True
+        ):
+            step, position = names[name]
+            found[room][step, position, payer, payee] = value
+        return [
+            ticket
+            for ticket, yes, lines, expected in zip(self.tickets, agrees.tolist(), found, self.lines, strict=True)
+            if yes and lines == expected
+        ]
+
+
+class Rulings:
+    """Rooms and the rulings answered for them, taken one at a time and checked together."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self.groups: dict[tuple[int, int], _Group] = {}
+        self.taken = 0
+
+    def take(self, room: Any, answered: Any) -> int | None:
+        """A ticket for this room and its answered result, or None where only the per-room check can
+        check it. The room's ruleset is the one its answer pins (as :func:`receipts.rescorer` reads it)."""
+        if type(answered) is not dict or type(room) is not dict:
+            return None
+        pinned, ledger, players = answered.get("ruleset"), answered.get("ledger"), answered.get("players")
+        if type(pinned) is not dict or type(ledger) is not list or type(players) is not list:
+            return None
+        ruleset = self.catalogue.get(f"{pinned.get('id')}@{pinned.get('version')}")
+        if ruleset is None or ruleset.digest != pinned.get("digest"):
+            return None
+        read = read_room(room, lambda _: ruleset, 0)
+        if read is None:
+            return None
+        _, stake, seated = read
+        size = len(seated.ids)
+        if ruleset.sweep_pays == "total" and ruleset.sweep_multiplier(size)[0] > 1:
+            return None  # a sweeper is paid a second scoop line by each opponent: two lines of one name
+        lines = _lines(ledger, list(seated.ids), stake)
+        amounts = _amounts(players, list(seated.ids))
+        if lines is None or amounts is None:
+            return None
+        group = self.groups.get((id(ruleset), size))
+        if group is None:
+            group = self.groups[id(ruleset), size] = _Group(ruleset, size)
+        ticket = self.taken
+        self.taken += 1
+        group.tickets.append(ticket)
+        group.stakes.append(stake)
+        group.lines.append(lines)
+        group.amounts += amounts
+        group.cards.append(seated.cards)
+        group.status += seated.status
+        group.declare += seated.declare
+        return ticket
+
+    def agreeing(self) -> set[int]:
+        """The tickets whose rulings are what the rules give. A group the arrays fail on is left to the
+        per-room check whole, the failure printed."""
+        found: set[int] = set()
+        for group in self.groups.values():
+            try:
+                found.update(group.agreeing())
+            except Exception:
+                traceback.print_exc(file=sys.stderr)
+        return found
+
+
+def _lines(ledger: list[Any], ids: list[str], stake: int) -> Lines | None:
+    """An answer's ledger by (step, position, payer, payee); None where two lines share those four, or
+    a line is not one a ledger holds (its amount not its units times the stake, its units not positive)."""
+    place = {who: k for k, who in enumerate(ids)}
+    lines: Lines = {}
+    for line in ledger:
+        if type(line) is not dict:
+            return None
+        step, position, units, amount = line.get("step"), line.get("position"), line.get("units"), line.get("amount")
+        payer, payee = place.get(line.get("payer")), place.get(line.get("payee"))  # type: ignore[arg-type]
+        if step not in KEYS or position not in WHERE or payer is None or payee is None:
+            return None
+        if type(units) is not int or units <= 0 or type(amount) is not int or amount != units * stake:
+            return None
+        key = (step, position, payer, payee)
+        if key in lines:
+            return None
+        lines[key] = units
+    return lines
+
+
+def _amounts(players: list[Any], ids: list[str]) -> list[int] | None:
+    """The answer's amount for each player, in the room's order; None where it names them otherwise."""
+    if len(players) != len(ids):
+        return None
+    amounts = []
+    for player, who in zip(players, ids, strict=True):
+        if type(player) is not dict or player.get("id") != who or type(player.get("amount")) is not int:
+            return None
+        amounts.append(player["amount"])
+    return amounts
