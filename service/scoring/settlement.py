@@ -78,6 +78,12 @@ def times_said(times: int) -> Named:
     return Named(f"× {times}", "gấp đôi" if times == 2 else f"gấp {numeral(times).vi}")
 
 
+def with_bonus(total: int) -> Named:
+    """Said after the chi a player lost where they are worth more than the 3 chi themselves: "cả 3
+    chi" and then "6 chi đã thua" read as a contradiction unless the bonus is named."""
+    return Named("", phrasebook("vi")["ledger.with_bonus"] if total > 3 else "")
+
+
 def _foul_key(key: str, reason: str | None) -> str:
     return key if reason in ORDER_FOULS else FOUL_BY_STATUS[key]
 
@@ -295,6 +301,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                             **who,
                             **{"total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
                             **{"gap": times_said(f), "pays": product_said(total, f - 1, total * (f - 1))},
+                            "with_bonus": with_bonus(total),
                         },
                     ),
                 )

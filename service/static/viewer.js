@@ -650,6 +650,10 @@ function renderLedger(result) {
       el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: number(line.amount) }),
       ruleCell(line), el("td", {}, ...cited(line.explanation))));
   }
+  // An empty ledger is no answer to a player who asks: the service says why nobody pays.
+  if (!result.ledger.length && result.explanation) {
+    tbody.append(el("tr", { class: "nothing-paid" }, el("td", { colspan: "9", text: result.explanation })));
+  }
 }
 
 // ---- Links, examples, files ----------------------------------------------------------------

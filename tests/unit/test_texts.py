@@ -86,9 +86,10 @@ def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
 MORE_FIELDS = {
     "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
     # Vietnamese says the sum a support agent reads aloud, who pays, and a fouled loser's scoop as a foul
-    "ledger.scoop_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
-    "ledger.sweep_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
-    "ledger.foul_": {"extra", "units", "winner", "gap", "pays"},
+    # and the bonus inside a lost amount above 3 chi, and a sweep's factor as a product (review 6)
+    "ledger.scoop_": {"times", "extra", "units", "won", "gap", "pays", "with_bonus"},
+    "ledger.sweep_": {"times", "extra", "units", "gap", "pays", "sweep_by", "sweep_opening", "factor", "with_bonus"},
+    "ledger.foul_": {"extra", "units", "winner", "gap", "pays", "with_bonus"},
     "ledger.no_ace": {"units"},
     "cli.summary": {"done"},  # "đã tính 300 ván: 249 xong, 51 bị từ chối", as verify's summary counts
     "ledger.ace_balance": {"payer_owes", "payee_gets"},  # a payer's whole balance, before this line's part
