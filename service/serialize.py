@@ -21,7 +21,8 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.scoring.settlement import CHI_RULE, foul_reasons, pattern_names, position_names
+from service.scoring.rule_words import rule_said
+from service.scoring.settlement import foul_reasons, pattern_names, position_names
 from service.texts import (
     Language,
     Named,
@@ -32,7 +33,6 @@ from service.texts import (
     ledger_templates,
     listed,
     localize,
-    phrasebook,
 )
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
@@ -127,16 +127,8 @@ def _filled(template: Template, fields: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
-def _rule_said(rule: str, language: Language) -> str:
-    """A line's rule as a reader of ``language`` reads it: the stable ``rule`` names ruleset fields, which
-    are codes in any language, and a chi line's docs/rules.md citation, whose words are translated."""
-    if rule.startswith(CHI_RULE):
-        return phrasebook(language)["ledger.rule_chi"] + rule[len(CHI_RULE) :]
-    return rule
-
-
 def _line_json(
-    seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language
+    seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language, ruleset: Ruleset
 ) -> dict[str, Any]:
     key, fields = line.explanation
     out: dict[str, Any] = {
@@ -148,7 +140,7 @@ def _line_json(
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
-        "rule_text": line.rule if language == "en" else _rule_said(line.rule, language),
+        "rule_text": line.rule if language == "en" else rule_said(line.rule, ruleset, language),
         "explanation": _filled(templates[key], fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:
@@ -178,7 +170,8 @@ def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
         "stake": room.stake,
         "players": [_player_json(p, ruleset, room.stake) for p in result.players],
         "ledger": [
-            _line_json(seq, line, room.stake, templates, language) for seq, line in enumerate(result.ledger, start=1)
+            _line_json(seq, line, room.stake, templates, language, ruleset)
+            for seq, line in enumerate(result.ledger, start=1)
         ],
         "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
         **({} if result.ledger else {"explanation": _nothing_paid(result)}),

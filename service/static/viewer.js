@@ -626,13 +626,13 @@ const RULE_TEXTS = [
   [/^aces\.units_per_ace/, "viewer.rule_ace_balance"],
   [/^aces\./, "viewer.rule_aces"],
 ];
-// The one rule whose citation carries English words after it (docs/rules.md §5's): said above instead.
-const CITATION_WORDS = /(docs\/rules\.md §\d+(?:\.\d+)?): [a-z ]+/;
 
 function ruleCell(line) {
   const found = RULE_TEXTS.find(([pattern]) => pattern.test(line.rule));
-  const said = found ? [el("span", { text: t(found[1]) }), " "] : [];
-  const code = el("code", {}, ...cited(state.language === "en" ? line.rule : line.rule.replace(CITATION_WORDS, "$1")));
+  // Another language's rule_text names each field in words before its path: shown as it is, alone.
+  const worded = state.language !== "en" && line.rule_text;
+  const said = found && !worded ? [el("span", { text: t(found[1]) }), " "] : [];
+  const code = worded ? el("span", { class: "rule-text" }, ...cited(line.rule_text)) : el("code", {}, ...cited(line.rule));
   if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, ...said, code); }
   CITATION.lastIndex = 0;
   const section = SECOND_FAMILY.test(line.rule) ? "12.1" : FIRST_FAMILY.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];

@@ -201,3 +201,20 @@ def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
     assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
     assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
+
+
+def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
+    """Review 6, item 21: ``rule_text`` was a bare field path for every step but chi; each path now
+    follows its words in brackets, and the fallback for a field with no words is never needed."""
+    seen = set()
+    for _, ledger in LEDGERS:
+        for line in ledger:
+            said, rule = line["rule_text"], line["rule"]
+            paths = re.findall(r"[a-z_]+(?:\.[a-z_]+|\[[^\]]*\])+", rule.replace("docs/rules.md", ""))
+            for path in paths:
+                assert re.search(rf"\w \({re.escape(path)}\)", said), said
+            bare = re.sub(r"\([^()]*(?:\[[^\]]*\][^()]*)*\)", "", said)
+            assert not re.search(r"\b[a-z_]+\.[a-z_]+", bare.replace("docs/rules.md", "")), said
+            assert "trường của bộ luật" not in said, said
+            seen.add(line["step"])
+    assert seen == {"instant_win", "chi", "bonus", "scoop", "foul", "ace"}
