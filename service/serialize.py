@@ -206,8 +206,13 @@ def _lower(name: str) -> str:
 
 
 def _where(ruleset: Ruleset) -> dict[str, Named]:
-    """The three positions as a sentence names them: the field in English, the ruleset's label in Vietnamese."""
-    return {p: Named(p, _lower(named.vi)) for p, named in position_names(ruleset).items()}
+    """The three positions as a sentence names them: the field in English, the ruleset's label in Vietnamese,
+    its size said only where the label does not number it ("chi cuối (5 lá)"); a sentence that names all
+    three in order needs no more (a ledger line, read alone, always says it)."""
+    return {
+        p: Named(p, _lower(ruleset.labels[p]) if any(c.isdigit() for c in ruleset.labels[p]) else _lower(named.vi))
+        for p, named in position_names(ruleset).items()
+    }
 
 
 def _names(named: list[Named]) -> Named:

@@ -98,9 +98,10 @@ HAND_SIZES: Final = {"back": 5, "middle": 5, "front": 3}
 
 
 def _with_size(label: str, position: str) -> str:
-    """A label that does not number its chi ("Chi cuối") says how many cards it holds: players read
-    "chi cuối" as the 3-card hand, maubinh-bao's source as the 5-card one ("Chi cuối (5 lá)")."""
-    return label if any(c.isdigit() for c in label) else f"{label} ({HAND_SIZES[position]} lá)"
+    """A label says how many cards its chi holds, in every ruleset alike ("Chi 1 (5 lá)", "Chi cuối (5 lá)"):
+    players read "chi cuối" as the 3-card hand, maubinh-bao's source as the 5-card one, and one
+    ruleset's lines saying the size while another's did not read as two conventions (sixth read)."""
+    return f"{label} ({HAND_SIZES[position]} lá)"
 
 
 @lru_cache(maxsize=256)

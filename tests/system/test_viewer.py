@@ -311,7 +311,7 @@ def test_vietnamese_by_default_under_a_vietnamese_browser(browser: Browser, base
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#step-title")).to_have_text("Bước 1/4: Chi 1")
     ledger = page.locator("#ledger tbody tr")
-    expect(ledger.nth(0)).to_contain_text("Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
+    expect(ledger.nth(0)).to_contain_text("Chi 1 (5 lá): cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
     expect(ledger.nth(3)).to_contain_text("Q thắng cả 3 chi, bắt sập P")
     expect(ledger.nth(3)).to_contain_text("scoop.multiplier")  # the rule, a machine field, stays as it is
     expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9.000)")
@@ -324,7 +324,7 @@ def test_switching_to_english_rescores_and_is_remembered(browser: Browser, base:
     page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text(
-        "Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)"
+        "Chi 1 (5 lá): cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)"
     )
     page.get_by_label("Ngôn ngữ").select_option("en")
     expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")

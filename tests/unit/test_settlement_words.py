@@ -192,12 +192,15 @@ def test_two_instant_wins_name_both() -> None:
 
 
 def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
-    """Review 5, items 5, 6: "chi cuối" is the 3-card hand to most players; bao's is the 5-card one."""
+    """Review 5, items 5, 6: "chi cuối" is the 3-card hand to most players; bao's is the 5-card one. Review
+    6, item 29: every ruleset's lines say the size alike."""
     cases = {c["name"]: c["request"] for c in golden_cases()}
     fouled = json.loads(dumps(score_document(cases["maubinh-bao/n2/fouled"], None, "vi"), "vi"))["ledger"]
     assert [line["explanation"].split(":")[0] for line in fouled[:3]] == [
         "Chi cuối (5 lá)", "Chi giữa (5 lá)", "Chi đầu (3 lá)"
     ]  # fmt: skip
+    plain = json.loads(dumps(score_document(cases["maubinh-2020/n2/fouled"], None, "vi"), "vi"))["ledger"]
+    assert [line["explanation"].split(":")[0] for line in plain[:3]] == ["Chi 1 (5 lá)", "Chi 2 (5 lá)", "Chi 3 (3 lá)"]
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
     assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
     assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
