@@ -220,10 +220,18 @@ def _names(named: list[Named]) -> Named:
 
 
 def _decimal(value: float) -> Named:
-    """An expected value to two places, as each language writes it (1.25; 1,25), the minus a real one."""
+    """An expected value to two places, as each language writes it (1.25; 1,25, and 6 rather than 6,00),
+    the minus a real one."""
     text = f"{abs(value):.2f}"
     sign = "\u2212" if value < 0 else ""
-    return Named(sign + text, sign + text.replace(".", ","))
+    return Named(sign + text, sign + text.replace(".", ",").removesuffix(",00"))
+
+
+def _gain(value: float) -> Named:
+    """An expected value as a player says it in Vietnamese: "ăn 1,25" or "thua 1,21", never a negative
+    win ("ăn −1,21"); its English, the signed number."""
+    said = _decimal(abs(value)).vi
+    return Named(_decimal(value).en, f"thua {said}" if value < 0 else f"ăn {said}")
 
 
 def evaluation_said(ruleset: Ruleset, reason: str | None, patterns: list[str]) -> list[Text]:
@@ -326,20 +334,27 @@ def _advice_said(advice: Advice, ruleset: Ruleset, declare: dict[str, Any] | Non
         f"{p}_hand": Named(_lower(described[p].info.name_en), _lower(described[p].info.name_vi)) for p in POSITIONS
     }
     names = pattern_names(ruleset)
+    automatic = advice.instant_win is not None and ruleset.instant_mode != "declared"
     if advice.chosen.split != advice.play.split and advice.instant_win:  # a pattern's split, not the best to play
         said = [Text("answer.split_pattern", **_where(ruleset), **hands, pattern=names[advice.instant_win])]
     else:
-        expected = _decimal(advice.chosen.expected_units)
-        said = [Text("answer.split", **_where(ruleset), **hands, expected=expected, legal=advice.legal_splits)]
-    if advice.instant_win and ruleset.instant_mode != "declared":
+        value = advice.chosen.expected_units
+        expected = {"expected": _decimal(value), "gain": _gain(value), "legal": advice.legal_splits}
+        most = Named("", "ít thua nhất" if value < 0 else "cao nhất")
+        # An instant win that settles every pair compares no chi: the split's value is said as only that.
+        key = "answer.split_if_compared" if automatic and ruleset.settles_pair else "answer.split"
+        said = [Text(key, **_where(ruleset), **hands, **expected, most=most)]
+    if automatic:
+        assert advice.instant_win is not None
         units = ruleset.instant_win_row(advice.instant_win).units
-        said.append(Text("answer.instant_win", pattern=names[advice.instant_win], units=units))
+        said.insert(
+            0 if ruleset.settles_pair else 1, Text("answer.instant_win", pattern=names[advice.instant_win], units=units)
+        )
     if declare is not None:
         key = "answer.declare" if declare["recommended"] else "answer.do_not_declare"
-        worth = {
-            "declared": _decimal(declare["declare_expected_units"]),
-            "played": _decimal(declare["play_expected_units"]),
-        }
+        declared, played = declare["declare_expected_units"], declare["play_expected_units"]
+        worth = {"declared": _decimal(declared), "played": _decimal(played)}
+        worth |= {"declared_gain": _gain(declared), "played_gain": _gain(played)}
         said.append(Text(key, pattern=names[declare["pattern"]], **worth))
     return said
 

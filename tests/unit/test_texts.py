@@ -94,6 +94,10 @@ MORE_FIELDS = {
     "cli.summary": {"done"},  # "đã tính 300 ván: 249 xong, 51 bị từ chối", as verify's summary counts
     "ledger.ace_balance": {"payer_owes", "payee_gets"},  # a payer's whole balance, before this line's part
     "ledger.scooped_by_": {"loser"},  # Vietnamese names who was scooped
+    # an expected value as "ăn 1,25" or "thua 1,21", never a negative win (review 6, items 5, 7)
+    "answer.split": {"gain", "most"},
+    "answer.declare": {"declared_gain", "played_gain"},
+    "answer.do_not_declare": {"declared_gain", "played_gain"},
 }
 """Fields the code gives that the English template does not use."""
 
