@@ -301,7 +301,7 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     one = run("verify", "-", "--lang", "vi", stdin=_claim({"P": -3000, "Q": 3000}))
     assert one.returncode == 1
     assert json.loads(one.stdout)["players"][0]["explanation"] == [
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
         "so chi: theo luật −3.000 (game chỉ ghi tổng tiền)",
         "sập: theo luật −6.000 (game chỉ ghi tổng tiền)",
     ]

@@ -352,13 +352,13 @@ def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser
     expect(row).to_have_class(re.compile(r"\bdiffers\b"))
     expect(row.locator("td")).to_have_text(["−3.000", "−9.000", "+6.000"])
     expect(verdict.locator(".verdict-player[data-player=P] p")).to_have_text(
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000"
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q"
     )
     expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
         ["sập: theo luật −6.000, game không ghi khoản này"]
     )
     expect(verdict.locator("#verdict-line-list li[data-kind=missing]")).to_have_text(
-        "Game không ghi dòng này: P trả Q 6.000 (Sập)"
+        "Khoản game không ghi: P trả 6.000 cho Q (Sập)"
     )
     highlighted = page.locator("#ledger tbody tr.differs")
     expect(highlighted).to_have_count(1)

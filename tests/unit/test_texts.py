@@ -98,6 +98,7 @@ MORE_FIELDS = {
     "answer.split": {"gain", "most"},
     "answer.declare": {"declared_gain", "played_gain"},
     "answer.do_not_declare": {"declared_gain", "played_gain"},
+    "verify.owes_and_is_owed": {"debtors"},  # each debtor its own clause (review 6, item 9)
 }
 """Fields the code gives that the English template does not use."""
 
@@ -172,7 +173,7 @@ def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
     body = json.loads(dumps(verify_document({**room, "claimed": claimed}, None, "vi"), "vi"))
     assert body["result"]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
     assert body["players"][0]["explanation"] == [
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
         "sập: theo luật −6.000, game không ghi khoản này",
     ]
     assert body["players"][1]["explanation"] == [
