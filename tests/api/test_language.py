@@ -73,7 +73,7 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
         "hoặc nội dung bị cắt ngang"
     )
     method = client.get("/v1/score", headers=vi)
-    assert method.get_json()["detail"] == "Ở đây hãy dùng POST."
+    assert method.get_json()["detail"] == "Đường dẫn này chỉ nhận phương thức POST."
 
 
 def test_a_batch_answers_every_room_in_the_language_asked(client: FlaskClient) -> None:
