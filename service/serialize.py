@@ -28,7 +28,7 @@ from service.texts import (
     Named,
     Template,
     Text,
-    choices_in_vietnamese,
+    choice_in_vietnamese,
     in_language,
     ledger_templates,
     listed,
@@ -297,11 +297,11 @@ def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
     out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
     if ruleset.base is not None:
         out["base"] = _ref_json(ruleset.base)
-    words = choices_in_vietnamese()
     for choice in out.get("choices", []):  # Vietnamese beside the English: one answer whatever the language (ETag)
         for member in ("decision", "reason"):
-            if choice.get(member) in words:
-                choice[f"{member}_vi"] = words[choice[member]]
+            said = choice_in_vietnamese(choice.get(member, ""), ruleset.labels)
+            if said is not None:
+                choice[f"{member}_vi"] = said
     return out
 
 

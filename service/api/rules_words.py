@@ -12,7 +12,7 @@ from service.game.hand_strengths import HAND_NAMES
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
 from service.scoring.settlement import pattern_names
-from service.texts import Language, Named, choices_in_vietnamese, phrasebook
+from service.texts import Language, Named, choice_in_vietnamese, phrasebook
 
 STEPS = (
     "page.rules_step_instant_win",
@@ -58,9 +58,12 @@ def _ruleset(ruleset: Ruleset, language: Language) -> str:
     out.append(f"<p>{escape(words['page.rules_fields'])}</p>\n<ul>\n")
     out += [f"<li><code>{escape(field)}</code></li>\n" for field in fields]
     out.append(f"</ul>\n<p>{escape(words['page.rules_choices'])}</p>\n<ul>\n")
-    said = choices_in_vietnamese() if language == "vi" else {}
+    labels = ruleset.labels
     for choice in data.get("choices", []):
-        decision, reason = (said.get(choice[m], choice[m]) for m in ("decision", "reason"))
+        decision, reason = (
+            (choice_in_vietnamese(choice[m], labels) if language == "vi" else None) or choice[m]
+            for m in ("decision", "reason")
+        )
         out.append(f"<li>{escape(decision)} {escape(reason)}</li>\n")
     out.append("</ul>\n")
     return "".join(out)
