@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 from service.game.hand_strengths import HAND_NAMES
-from service.game.hand_words import deciding_rank, said
+from service.game.hand_words import decided_said, deciding_rank, said
 from service.game.hands import POSITIONS, Position
 from service.game.patterns import PATTERN_NAMES
 from service.rulesets import Ruleset
@@ -230,6 +230,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         "position": where,
                         "winner_hand": said(won.strength, wheel, decided),
                         "loser_hand": said(lost.strength, wheel, decided),
+                        "decided": decided_said(won.strength, decided),
                     },
                 )
             lines.append(
