@@ -98,8 +98,8 @@ MORE_FIELDS = {
     "answer.split": {"gain", "most"},
     "answer.declare": {"declared_gain", "played_gain"},
     "answer.do_not_declare": {"declared_gain", "played_gain"},
-    "verify.owes_and_is_owed": {"debtors"},
-    "ledger.chi": {"decided"},  # where two high cards or flushes named alike were decided (review 6, item 27)  # each debtor its own clause (review 6, item 9)
+    "verify.owes_and_is_owed": {"debtors"},  # each debtor its own clause (review 6, item 9)
+    "ledger.chi": {"decided"},  # where two high cards or flushes named alike were decided (review 6, item 27)
 }
 """Fields the code gives that the English template does not use."""
 
