@@ -17,8 +17,10 @@ from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
 
 
 def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    serve.add_argument("--host", default=None, help=helped("cli.help_host"))
-    serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
+    serve.add_argument("--host", default=None, metavar=helped("cli.metavar_host"), help=helped("cli.help_host"))
+    serve.add_argument(
+        "--port", type=int, default=None, metavar=helped("cli.metavar_port"), help=helped("cli.help_port")
+    )
     serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
 
 

@@ -121,20 +121,38 @@ def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Langu
     language_option(receipts, language)
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
-    verify_receipt.add_argument("paths", nargs="+", metavar="PATH", help=helped("cli.help_receipts_file"))
-    verify_receipt.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
-    verify_receipt.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_receipts_jobs"))
+    verify_receipt.add_argument(
+        "paths", nargs="+", metavar=helped("cli.metavar_path"), help=helped("cli.help_receipts_file")
+    )
+    verify_receipt.add_argument(
+        "--keys", required=True, metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys")
+    )
+    verify_receipt.add_argument(
+        "--jobs",
+        type=int,
+        default=available_cores(),
+        metavar=helped("cli.metavar_jobs"),
+        help=helped("cli.help_receipts_jobs"),
+    )
     verify_receipt.add_argument(
         "--format", choices=("text", "jsonl"), default="text", help=helped("cli.help_receipts_format")
     )
-    verify_receipt.add_argument("--report", metavar="DIR", help=helped("cli.help_receipts_report"))
+    verify_receipt.add_argument("--report", metavar=helped("cli.metavar_dir"), help=helped("cli.help_receipts_report"))
     language_option(verify_receipt, language)
     make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
-    make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))
-    make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
-    make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
+    make_receipt.add_argument(
+        "--request", required=True, metavar=helped("cli.metavar_request"), help=helped("cli.help_receipts_request")
+    )
+    make_receipt.add_argument(
+        "--answer", required=True, metavar=helped("cli.metavar_saved"), help=helped("cli.help_receipts_answer")
+    )
+    make_receipt.add_argument(
+        "--path", default="/v1/score", metavar=helped("cli.metavar_path"), help=helped("cli.help_receipts_path")
+    )
     language_option(make_receipt, language)
     publish_key = receipt_commands.add_parser("publish", help=helped("cli.help_receipts_publish"))
-    publish_key.add_argument("key", help=helped("cli.help_receipts_new_key"))
-    publish_key.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    publish_key.add_argument("key", metavar=helped("cli.metavar_key"), help=helped("cli.help_receipts_new_key"))
+    publish_key.add_argument(
+        "--keys", required=True, metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys")
+    )
     language_option(publish_key, language)
