@@ -58,7 +58,10 @@ export async function subproof(mth, m, a, b, complete) {
 
 // ---- RFC 9162 §2.1.3.2 and §2.1.4.2: verifying proofs -------------------------------------------
 
+const isCount = (n) => Number.isSafeInteger(n) && n >= 0;
+
 export function verifyInclusion(index, size, leaf, path, root) {
+  if (!isCount(index) || !isCount(size)) refuse("an index and a size are non-negative integers");
   if (!(index < size)) refuse(`index ${index} is not below the tree size ${size}`); // step 1
   let fn = index, sn = size - 1, r = leaf; // steps 2, 3
   for (const p of path) { // step 4
@@ -78,6 +81,7 @@ export function verifyInclusion(index, size, leaf, path, root) {
 export function verifyConsistency(first, second, path, firstRoot, secondRoot) {
   // §2.1.4.2 is written for 0 < first < second; the edges are §2.1.4's: an equal size proves by an
   // empty path and equal roots, the empty tree is a prefix of every tree.
+  if (!isCount(first) || !isCount(second)) refuse("tree sizes are non-negative integers");
   if (first > second) refuse(`the old tree (${first}) is larger than the new (${second}): rolled back`);
   if (first === second) {
     if (path.length) refuse("a consistency proof between equal sizes must be empty");
@@ -122,9 +126,9 @@ const keyId = (name, typedKey) => sha256(Buffer.from(`${name}\n`), typedKey).sub
 
 /** A verifier key `<name>+<8 hex key ID>+<base64(0x01 || Ed25519 key)>` (signed-note §Ed25519). */
 export function parseVerifierKey(vkey) {
-  const parts = /^([^+]+)\+([0-9a-f]{8})\+(.+)$/.exec(vkey); // base64 may hold '+' itself
+  const parts = /^([^+]+)\+([0-9a-fA-F]{8})\+(.+)$/.exec(vkey); // base64 may hold '+' itself
   if (!parts || !validKeyName(parts[1])) refuse("the verifier key is not name+keyid+key");
-  const [, name, id, encoded] = parts;
+  const [, name, , encoded] = parts, id = parts[2].toLowerCase();
   const typedKey = decodeBase64(encoded, "the verifier key");
   if (typedKey.length !== 33 || typedKey[0] !== 0x01) refuse("the verifier key is not an Ed25519 key (type 0x01, 32 bytes)");
   if (keyId(name, typedKey).toString("hex") !== id) refuse("the verifier key's ID is not SHA-256(name || 0x0A || 0x01 || key)[:4]");
