@@ -53,6 +53,8 @@ class Settings:
     """An Ed25519 private key (PEM PKCS#8): answers that rule on rooms are signed with it."""
     published_keys_file: str | None = None
     """A JWK Set of older public keys still published at /.well-known/jwks.json (after a rotation)."""
+    log_url: str | None = None
+    """The transparency log (``maubinh log serve``) every signed ruling is posted to, in the background."""
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
@@ -145,6 +147,12 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+def _http_url(name: str, raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise SettingError(Text("setting.http_url", name=name))
+    return raw
+
+
 ROUNDS_UNREACHABLE = ("closed", "open")
 """What MAUBINH_ROUNDS_UNREACHABLE may say: fail closed (the default) or open."""
 
@@ -215,6 +223,7 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("ROUNDS_UNREACHABLE", "rounds_unreachable", _unreachable),
     ("SIGNING_KEY_FILE", "signing_key_file", _path),
     ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
+    ("LOG_URL", "log_url", _http_url),
     ("LOG_LEVEL", "log_level", _level),
     ("LOG_REQUESTS", "log_requests", _switch),
 )

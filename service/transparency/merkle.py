@@ -82,7 +82,7 @@ def consistency_proof(old: int, new: int, subtree: Subtree) -> list[bytes]:
     """RFC 6962 §2.1.2's PROOF(old, D[0:new])."""
     if not 0 <= old <= new:
         raise ProofError(f"no consistency proof from {old} to {new}")
-    if old == 0 or old == new:
+    if old in (0, new):
         return []
     path: list[bytes] = []
     start, end, complete = 0, new, True
@@ -131,7 +131,7 @@ def verify_consistency(old: int, new: int, old_root: bytes, new_root: bytes, pat
     the tree of ``new``."""
     if not 0 <= old <= new:
         raise ProofError(f"a tree of {new} cannot extend one of {old}")
-    if old == new or old == 0:
+    if old in (new, 0):
         if path:
             raise ProofError("a consistency proof between these sizes is empty")
         if old == new and old_root != new_root:

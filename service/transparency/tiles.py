@@ -162,6 +162,8 @@ def check_tree(tree: TiledTree, root: bytes) -> Iterator[tuple[int, bytes]]:
         yield index, entry
     for level, hashes in enumerate(pending):
         if hashes and bytes(hashes) != tree.tile(level, numbers[level]):
-            raise TreeFault(f"{tile_path(level, numbers[level], len(hashes) // HASH_SIZE)} is not what its entries hash to")
+            raise TreeFault(
+                f"{tile_path(level, numbers[level], len(hashes) // HASH_SIZE)} is not what its entries hash to"
+            )
     if frontier.root() != root:
         raise TreeFault("the entries do not hash to the checkpoint's root")

@@ -44,7 +44,10 @@ CT_CONSISTENCY = {
 GO_VKEY = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
 GO_SKEY = "PRIVATE+KEY+PeterNeumann+c74f20a3+AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz"
 GO_TEXT = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
-GO_NOTE = GO_TEXT + "\n— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+GO_NOTE = (
+    GO_TEXT
+    + "\n— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+)
 
 
 def in_memory(leaves: list[bytes]) -> merkle.Subtree:
@@ -76,7 +79,9 @@ def test_the_published_proofs_are_made_and_checked() -> None:
     root8 = bytes.fromhex(CT_ROOTS[7])
     for (index, size), path in CT_INCLUSION.items():
         assert [h.hex() for h in merkle.inclusion_proof(index, size, subtree)] == path
-        merkle.verify_inclusion(merkle.leaf_hash(CT_LEAVES[index]), index, size, [bytes.fromhex(h) for h in path], root8)
+        merkle.verify_inclusion(
+            merkle.leaf_hash(CT_LEAVES[index]), index, size, [bytes.fromhex(h) for h in path], root8
+        )
     for (old, new), path in CT_CONSISTENCY.items():
         assert [h.hex() for h in merkle.consistency_proof(old, new, subtree)] == path
         merkle.verify_consistency(old, new, bytes.fromhex(CT_ROOTS[old - 1]), root8, [bytes.fromhex(h) for h in path])
