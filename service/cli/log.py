@@ -34,6 +34,32 @@ def verifier_of(given: str) -> Any:
     return Verifier.parse(given)
 
 
+def for_receipts(where: str | None, vkey: str | None, language: Language) -> tuple[Any, Any] | None | int:
+    """``receipts verify --log WHERE --log-key VKEY``: the log's tree read whole and checked, as an index,
+    and its verifier key (the index None with ``--log-key`` alone: the proofs receipts carry are checked,
+    with no network); None without either; an exit status after saying why it cannot be read."""
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.ruling_log import LogIndex
+
+    if where is None and vkey is None:
+        return None
+    if vkey is None:
+        say("receipts verify", "tlog.needs_log_key", language)
+        return EXIT_USAGE
+    try:
+        verifier = verifier_of(vkey)
+        if where is None:
+            return None, verifier
+        read = reader(where)
+        checkpoint = latest(read, verifier)
+        return LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), verifier
+    except (NoteError, TreeFault, OSError, ValueError) as error:
+        say("receipts verify", "tlog.unreadable", language, why=str(error.args[-1]))
+        return EXIT_USAGE
+
+
 def signer_of(path: str, origin: str) -> Any:
     """The log's note signer: the Ed25519 key of a PEM file (as the service's signing key), named ``origin``."""
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat

@@ -75,11 +75,16 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"maubinh {command}: {line.render(language)}", file=sys.stderr)
         sys.stdout.write(published)
         return 0
+    from service.cli.log import for_receipts
+
+    log = for_receipts(args.log, args.log_key, language)
+    if isinstance(log, int):
+        return log
     if len(args.paths) == 1 and args.format == "text" and args.report is None and _one_receipt(args.paths[0]):
-        return _verify_one(args.paths[0], args.keys, catalogue, language)
+        return _verify_one(args.paths[0], args.keys, catalogue, language, log)
     from service.cli.receipt_runs import verify_many
 
-    return verify_many(args, catalogue, _read_keys)
+    return verify_many(args, catalogue, _read_keys, log)
 
 
 def _one_receipt(path: str) -> bool:
@@ -89,7 +94,7 @@ def _one_receipt(path: str) -> bool:
     return not holds_lines(path) and not os.path.isdir(path)
 
 
-def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language) -> int:
+def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language, log: Any = None) -> int:
     """One receipt file: its verdict on stdout and exit 0, or the first failed check on stderr and 1."""
     from service.support.strict_json import BadDocument, loads
     from service.trust import receipts
@@ -113,7 +118,16 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language)
     except receipts.ReceiptFault as fault:
         print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
         return EXIT_REJECTED
-    print(checked.verdict().render(language))
+    verdict = checked.verdict().render(language)
+    if log is not None:
+        from service.trust.ruling_log import in_log
+
+        logged = in_log(receipt, loads(receipt["request"]["body"]), *log)
+        if logged.code is not None and logged.said is not None:
+            print(f"maubinh {command}: {logged.said.render(language)}", file=sys.stderr)
+            return EXIT_REJECTED
+        verdict += logged.said.render(language) if logged.said is not None else ""
+    print(verdict)
     return 0
 
 
@@ -128,6 +142,8 @@ def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Langu
         "--format", choices=("text", "jsonl"), default="text", help=helped("cli.help_receipts_format")
     )
     verify_receipt.add_argument("--report", metavar="DIR", help=helped("cli.help_receipts_report"))
+    verify_receipt.add_argument("--log", metavar="URL|DIR", help=helped("cli.help_receipts_log"))
+    verify_receipt.add_argument("--log-key", metavar="VKEY", help=helped("cli.help_receipts_log_key"))
     language_option(verify_receipt, language)
     make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
     make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))
