@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -81,12 +82,13 @@ def postgres_server(folder: Path) -> Iterator[str]:
         if os.environ.get("MAUBINH_REQUIRE_POSTGRES") == "0":
             pytest.skip("no PostgreSQL 15 binaries (MAUBINH_REQUIRE_POSTGRES=0)")
         pytest.fail("no /usr/lib/postgresql/15/bin: apt-get install postgresql-15 (MAUBINH_REQUIRE_POSTGRES=0 skips)")
-    data, port = folder / "pgdata", free_port()
-    run_as: list[str] = []
-    if os.geteuid() == 0:  # initdb refuses root: the data folder is nobody's, and the server runs as nobody
+    port, run_as = free_port(), list[str]()
+    data = folder / "pgdata"
+    if os.geteuid() == 0:  # initdb refuses root: the server runs as nobody, its data in a folder nobody reaches
+        data = Path(tempfile.mkdtemp(prefix="maubinh-pg-")) / "pgdata"
+        os.chmod(data.parent, 0o755)
         data.mkdir()
         shutil.chown(data, "nobody")
-        os.chmod(folder, 0o755)
         run_as = ["runuser", "-u", "nobody", "--"]
     subprocess.run([*run_as, str(PG_BIN / "initdb"), "-D", str(data), "-U", "maubinh", "--auth=trust", "-E", "UTF8"],
                    check=True, capture_output=True)  # fmt: skip
@@ -98,3 +100,5 @@ def postgres_server(folder: Path) -> Iterator[str]:
     finally:
         subprocess.run([*run_as, str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, check=False)  # fmt: skip
+        if run_as:
+            shutil.rmtree(data.parent, ignore_errors=True)

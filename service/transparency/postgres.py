@@ -2,12 +2,15 @@
 entry is acknowledged, and the tiles, bundles and checkpoint as rows of a table of files, served from it.
 
 One log process writes (it holds an advisory lock for its life, so that a second one started by
-mistake fails at once rather than numbering entries twice); each thread has its own connection.
+mistake fails at once rather than numbering entries twice); readers borrow one of a few connections.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
 SCHEMA: Final = """
@@ -15,6 +18,8 @@ CREATE TABLE IF NOT EXISTS tlog_entries (idx bigint PRIMARY KEY, entry bytea NOT
 CREATE TABLE IF NOT EXISTS tlog_files (path text PRIMARY KEY, data bytea NOT NULL);
 """
 WRITER_LOCK: Final = 0x6D61_7562  # pg_advisory_lock's key: "maub"
+READERS: Final = 8
+"""The most connections reading tiles and entries at once (a request waits for one)."""
 
 
 class PostgresStore:
@@ -23,7 +28,8 @@ class PostgresStore:
 
         self._psycopg = psycopg
         self.url = url
-        self._local = threading.local()
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._opened = 0
         self._all: list[Any] = []
         self._lock = threading.Lock()
         writer = psycopg.connect(url, autocommit=True)
@@ -36,14 +42,25 @@ class PostgresStore:
         row = writer.execute("SELECT coalesce(max(idx) + 1, 0) FROM tlog_entries").fetchone()
         self._count = int(row[0]) if row else 0
 
-    def _connection(self) -> Any:
-        connection = getattr(self._local, "connection", None)
-        if connection is None or connection.closed:
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        with self._lock:
+            opening = self._idle.empty() and self._opened < READERS
+            self._opened += opening
+        if opening:
             connection = self._psycopg.connect(self.url, autocommit=True)
-            self._local.connection = connection
             with self._lock:
                 self._all.append(connection)
-        return connection
+        else:
+            connection = self._idle.get()
+        try:
+            yield connection
+        finally:
+            if connection.closed:
+                with self._lock:
+                    self._opened -= 1
+            else:
+                self._idle.put(connection)
 
     def sequence(self, entries: list[bytes]) -> int:
         with self._lock:
@@ -63,21 +80,22 @@ class PostgresStore:
             return self._count
 
     def entries(self, start: int, end: int) -> list[bytes]:
-        rows = self._connection().execute(
-            "SELECT entry FROM tlog_entries WHERE idx >= %s AND idx < %s ORDER BY idx", (start, end)
-        )
-        return [bytes(row[0]) for row in rows]
+        with self._connection() as connection:
+            rows = connection.execute(
+                "SELECT entry FROM tlog_entries WHERE idx >= %s AND idx < %s ORDER BY idx", (start, end)
+            )
+            return [bytes(row[0]) for row in rows]
 
     def integrated(self, size: int) -> None:
         return None  # the entries stay: the table is the sequence of record
 
     def read(self, path: str) -> bytes | None:
-        row = self._connection().execute("SELECT data FROM tlog_files WHERE path = %s", (path,)).fetchone()
-        return bytes(row[0]) if row else None
+        with self._connection() as connection:
+            row = connection.execute("SELECT data FROM tlog_files WHERE path = %s", (path,)).fetchone()
+            return bytes(row[0]) if row else None
 
     def publish(self, files: dict[str, bytes], checkpoint: bytes) -> None:
-        connection = self._connection()
-        with connection.transaction(), connection.cursor() as cursor:
+        with self._connection() as connection, connection.transaction(), connection.cursor() as cursor:
             cursor.executemany(
                 "INSERT INTO tlog_files (path, data) VALUES (%s, %s) ON CONFLICT (path) DO NOTHING",
                 list(files.items()),
