@@ -14,6 +14,7 @@ import signal
 import threading
 from typing import Any
 
+from service.cli.receipts import verifier_of
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
 from service.texts import Language
 
@@ -22,42 +23,6 @@ ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
 DIR_ENV = "MAUBINH_LOG_DIR"
 DATABASE_ENV = "MAUBINH_LOG_DATABASE_URL"
 DEFAULT_ORIGIN = "maubinh.example/log"
-
-
-def verifier_of(given: str) -> Any:
-    """A verifier key given as text, or as a file holding it."""
-    from service.transparency.note import Verifier
-
-    if os.path.isfile(given):
-        with open(given, encoding="utf-8") as file:
-            given = file.read(4096)
-    return Verifier.parse(given)
-
-
-def for_receipts(where: str | None, vkey: str | None, language: Language) -> tuple[Any, Any] | None | int:
-    """``receipts verify --log WHERE --log-key VKEY``: the log's tree read whole and checked, as an index,
-    and its verifier key (the index None with ``--log-key`` alone: the proofs receipts carry are checked,
-    with no network); None without either; an exit status after saying why it cannot be read."""
-    from service.transparency.note import NoteError
-    from service.transparency.reading import latest, reader
-    from service.transparency.tiles import TiledTree, TreeFault
-    from service.trust.ruling_log import LogIndex
-
-    if where is None and vkey is None:
-        return None
-    if vkey is None:
-        say("receipts verify", "tlog.needs_log_key", language)
-        return EXIT_USAGE
-    try:
-        verifier = verifier_of(vkey)
-        if where is None:
-            return None, verifier
-        read = reader(where)
-        checkpoint = latest(read, verifier)
-        return LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), verifier
-    except (NoteError, TreeFault, OSError, ValueError) as error:
-        say("receipts verify", "tlog.unreadable", language, why=str(error.args[-1]))
-        return EXIT_USAGE
 
 
 def signer_of(path: str, origin: str) -> Any:
@@ -99,7 +64,7 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
         say("log serve", "tlog.no_store", language, dir=DIR_ENV, database=DATABASE_ENV)
         return EXIT_USAGE
     server = LogServer((args.host, args.port), store, signer, origin, args.interval)
-    said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.size}
+    said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.published}
     say("log serve", "tlog.serving", language, host=args.host, port=str(server.server_address[1]), **said)
     stopped = threading.Event()
 
@@ -141,8 +106,8 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
     from service.transparency.note import NoteError
     from service.transparency.reading import latest, reader
     from service.transparency.tiles import TiledTree, TreeFault
-    from service.trust.signing import KeySet
     from service.trust.ruling_log import Findings, LogIndex
+    from service.trust.signing import KeySet
 
     try:
         keys = set(KeySet.read(_read_keys(args.keys)).keys) if args.keys else None

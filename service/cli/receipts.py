@@ -37,6 +37,42 @@ def _read_keys(where: str) -> Any:
         return loads(file.read(1024 * 1024))
 
 
+def verifier_of(given: str) -> Any:
+    """A verifier key given as text, or as a file holding it."""
+    from service.transparency.note import Verifier
+
+    if os.path.isfile(given):
+        with open(given, encoding="utf-8") as file:
+            given = file.read(4096)
+    return Verifier.parse(given)
+
+
+def for_receipts(where: str | None, vkey: str | None, language: Language) -> tuple[Any, Any] | int | None:
+    """``receipts verify --log WHERE --log-key VKEY``: the log's tree read whole and checked, as an index,
+    and its verifier key (the index None with ``--log-key`` alone: the proofs receipts carry are checked,
+    with no network); None without either; an exit status after saying why it cannot be read."""
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.ruling_log import LogIndex
+
+    if where is None and vkey is None:
+        return None
+    if vkey is None:
+        say("receipts verify", "tlog.needs_log_key", language)
+        return EXIT_USAGE
+    try:
+        verifier = verifier_of(vkey)
+        if where is None:
+            return None, verifier
+        read = reader(where)
+        checkpoint = latest(read, verifier)
+        return LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), verifier
+    except (NoteError, TreeFault, OSError, ValueError) as error:
+        say("receipts verify", "tlog.unreadable", language, why=str(error.args[-1]))
+        return EXIT_USAGE
+
+
 def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
     ``receipts make``: a receipt on stdout."""
@@ -75,8 +111,6 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"maubinh {command}: {line.render(language)}", file=sys.stderr)
         sys.stdout.write(published)
         return 0
-    from service.cli.log import for_receipts
-
     log = for_receipts(args.log, args.log_key, language)
     if isinstance(log, int):
         return log

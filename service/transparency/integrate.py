@@ -9,7 +9,9 @@ bytes, since a tile's content is fixed by the entries before it.
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Callable
 
 from service.transparency.merkle import HASH_SIZE, Frontier, leaf_hash
@@ -36,6 +38,8 @@ class Integrator:
             self.levels.append(bytearray())
         self.bundled = tree.entries(size // WIDTH) if size % WIDTH else []
         self.size = size
+        self.published = size
+        """The size of the last checkpoint written (``size`` runs ahead of it while one is made)."""
         self.lock = threading.Lock()
         if held is None:
             self._publish({})
@@ -60,6 +64,7 @@ class Integrator:
             if self.bundled:
                 files[tile_path("entries", self.size // WIDTH, len(self.bundled))] = bundle(self.bundled)
             self._publish(files)
+            self.published = self.size
             self.store.integrated(self.size)
             return self.size
 
@@ -90,8 +95,14 @@ def integrating(integrator: Integrator, interval: float, stop: threading.Event,
     def loop() -> None:
         while True:
             stopping = stop.wait(interval)
+            started, before = time.monotonic(), integrator.size
             try:
                 integrator.integrate()
+                took = time.monotonic() - started
+                if took > 1:
+                    logging.getLogger("maubinh.log").warning(
+                        "integrating %d entries took %.2f s", integrator.size - before, took
+                    )
             except Exception as error:
                 failed(error)
             if stopping:

@@ -121,7 +121,7 @@ class _Handler(BaseHTTPRequestHandler):
             if found is not None:
                 return self._send(200, found, "application/octet-stream", IMMUTABLE)
         elif path == "/healthz":
-            integrated = self.server.integrator.size
+            integrated = self.server.integrator.published
             return self._json(200, {"size": integrated, "sequenced": store.sequenced()})
         self._json(404, {"error": f"no such resource: {path[:100]}"})
 
@@ -162,6 +162,10 @@ class LogServer(ThreadingHTTPServer):
             self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
         )
         super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-request is no fault of the log's: said in one line, without a traceback."""
+        logger.warning("a request from %s ended early", client_address[0])
 
     def stop(self) -> None:
         """Stop taking requests, sequence what was taken, integrate it once more, close the store."""

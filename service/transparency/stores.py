@@ -44,14 +44,15 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    """``data`` at ``path`` at once or not at all (written aside, fsync'd, renamed over)."""
+def _write_file(path: Path, data: bytes, durable: bool = True) -> None:
+    """``data`` at ``path`` at once or not at all (written aside, fsync'd when ``durable``, renamed over)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     aside = path.with_name(path.name + ".tmp")
     with open(aside, "wb") as file:
         file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
+        if durable:
+            file.flush()
+            os.fsync(file.fileno())
     os.replace(aside, path)
 
 
@@ -128,8 +129,12 @@ class FolderStore:
             return None
 
     def publish(self, files: dict[str, bytes], checkpoint: bytes) -> None:
+        """The files, then one sync of the file system (an fsync a file cost 6 s for the 2,300 files of
+        300,000 entries), then the checkpoint, fsync'd."""
         for path, data in files.items():
-            _write_file(self.folder / path, data)
+            _write_file(self.folder / path, data, durable=False)
+        if files:
+            os.sync()
         _write_file(self.folder / "checkpoint", checkpoint)
 
     def close(self) -> None:

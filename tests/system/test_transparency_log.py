@@ -22,9 +22,9 @@ from helpers import golden_cases
 from server import start
 from tlog_server import MAUBINH, new_key, postgres_server, start_log, vkey, wait_integrated
 
+from service.transparency.note import Verifier
 from service.transparency.reading import latest, reader
 from service.transparency.tiles import TiledTree, bundle, check_tree
-from service.transparency.note import Verifier
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
