@@ -184,9 +184,11 @@ def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]
 
 def signing_state(settings: Settings) -> str:
     """The start log's line on signatures."""
+    logged = f"; each signed ruling goes to the transparency log at {settings.log_url}" if settings.log_url else ""
     if settings.signing_key_file:
-        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}"
-    return "answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set"
+        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}{logged}"
+    unlogged = "; MAUBINH_LOG_URL is set, but only signed rulings are logged: none is" if settings.log_url else ""
+    return f"answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set{unlogged}"
 
 
 def rounds_state(settings: Settings) -> str:
