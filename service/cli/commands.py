@@ -50,6 +50,7 @@ def _commands(helped: Helped) -> dict[str, tuple[str, AddArguments]]:
         "rulesets": (helped("cli.help_rulesets"), _arguments_in("rulesets")),
         "keys": (helped("cli.help_keys"), _arguments_in("keys")),
         "receipts": (helped("cli.help_receipts"), _arguments_in("receipts")),
+        "log": (helped("cli.help_log"), _arguments_in("log")),
         "serve": (helped("cli.help_serve"), _serve_arguments),
     }
 
@@ -85,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from service.cli import receipts
 
         return receipts.run(args, receipts.catalogue_for_receipts())
+    if args.command == "log":
+        from service.cli import log
+
+        return log.run(args)
     if args.command == "keys":
         from service.cli import keys
 

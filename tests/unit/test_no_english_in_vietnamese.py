@@ -96,10 +96,11 @@ def _texts(document: Any, member: str = "") -> Iterator[str]:
 CODES = re.compile(r"\b[a-z_]+ = [a-z_]+\b|\([a-z_]+\)")
 """Codes a Vietnamese sentence names as they are sent: a field with its value (``both_fouled = compare``),
 a knob's value in parentheses after its Vietnamese words ("cộng thêm vào (add)")."""
-NAMES = re.compile(r"JWK\s+Set")
-"""A standard name of two words, RFC 7517's key set (argparse may wrap a line between them). "JSON lines"
-is said "JSONL" (sixth read)."""
-LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl"}
+NAMES = re.compile(r"JWK\s+Set|signed-note|tlog-proof|checkpoint|tile|origin|PostgreSQL")
+"""Standard names: RFC 7517's key set (argparse may wrap a line between its two words; "JSON lines" is
+said "JSONL", sixth read); the C2SP specifications' names and terms for a transparency log (its checkpoint,
+tiles and origin line), and a database's name."""
+LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl", "log", "vkey", "monitor", "proof"}
 """English words a Vietnamese sentence says as names: "game", which Vietnamese has taken in (the glossary's
 "kết quả game đã ghi"); the commands and audit tables named as they are typed; programs."""
 
@@ -164,14 +165,19 @@ def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
     return out.out + out.err
 
 
-COMMANDS = ["arrange", "evaluate", "score", "verify", "rooms", "replay", "rulesets", "keys", "receipts", "serve"]
+COMMANDS = ["arrange", "evaluate", "score", "verify", "rooms", "replay", "rulesets", "keys", "receipts", "log", "serve"]
 
 
 def test_every_command_s_help_is_vietnamese(capsys: pytest.CaptureFixture[str]) -> None:
     helps = {"maubinh": _cli(capsys, "--help", "--lang", "vi")}
     for command in COMMANDS:
         helps[command] = _cli(capsys, command, "--help", "--lang", "vi")
-    for group, subcommands in (("rulesets", ()), ("keys", ("new", "check")), ("receipts", ("verify", "make"))):
+    for group, subcommands in (
+        ("rulesets", ()),
+        ("keys", ("new", "check")),
+        ("receipts", ("verify", "make")),
+        ("log", ("serve", "vkey", "check", "monitor", "proof")),
+    ):
         for sub in subcommands:
             helps[f"{group} {sub}"] = _cli(capsys, group, sub, "--help", "--lang", "vi")
     assert all(text.startswith("cách dùng: ") for text in helps.values()), helps

@@ -23,7 +23,7 @@ from service.texts import LANGUAGES, Text, localize, phrasebook
 
 SERVICE = Path(__file__).resolve().parents[2] / "service"
 KEY = re.compile(
-    r"^(advisor|answer|page|ledger|rule|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report|oserror|setting|callers|keys|receipts|replay|table)\.[A-Za-z0-9_]+$"
+    r"^(advisor|answer|page|ledger|rule|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report|oserror|setting|callers|keys|receipts|replay|table|tlog)\.[A-Za-z0-9_]+$"
 )
 TEXT_FIELDS = {"explanation", "rule_text", "title", "detail", "message", "field"}  # field: arrange's model.field
 """The human-readable fields of every answer; everything else is a machine field."""
