@@ -102,6 +102,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/bulk.py
 	$(BIN)/python bench/receipts.py
+	$(BIN)/python bench/log.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/tails.py
 	$(BIN)/python bench/instructions.py

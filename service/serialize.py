@@ -21,18 +21,18 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.scoring.settlement import CHI_RULE, foul_reasons, pattern_names, position_names
+from service.scoring.rule_words import rule_said
+from service.scoring.settlement import foul_reasons, pattern_names, position_names
 from service.texts import (
     Language,
     Named,
     Template,
     Text,
-    choices_in_vietnamese,
+    choice_in_vietnamese,
     in_language,
     ledger_templates,
     listed,
     localize,
-    phrasebook,
 )
 
 if TYPE_CHECKING:  # the advisor imports numpy: only its answers need it
@@ -127,16 +127,8 @@ def _filled(template: Template, fields: dict[str, Any]) -> str:
     return "".join(pieces)
 
 
-def _rule_said(rule: str, language: Language) -> str:
-    """A line's rule as a reader of ``language`` reads it: the stable ``rule`` names ruleset fields, which
-    are codes in any language, and a chi line's docs/rules.md citation, whose words are translated."""
-    if rule.startswith(CHI_RULE):
-        return phrasebook(language)["ledger.rule_chi"] + rule[len(CHI_RULE) :]
-    return rule
-
-
 def _line_json(
-    seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language
+    seq: int, line: LedgerLine, stake: int, templates: dict[str, Template], language: Language, ruleset: Ruleset
 ) -> dict[str, Any]:
     key, fields = line.explanation
     out: dict[str, Any] = {
@@ -148,7 +140,7 @@ def _line_json(
         "amount": line.units * stake,
         "position": line.position,
         "rule": line.rule,
-        "rule_text": line.rule if language == "en" else _rule_said(line.rule, language),
+        "rule_text": line.rule if language == "en" else rule_said(line.rule, ruleset, language),
         "explanation": _filled(templates[key], fields if language == "en" else in_language(fields, language)),
     }
     if line.hands is not None:
@@ -178,18 +170,35 @@ def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
         "stake": room.stake,
         "players": [_player_json(p, ruleset, room.stake) for p in result.players],
         "ledger": [
-            _line_json(seq, line, room.stake, templates, language) for seq, line in enumerate(result.ledger, start=1)
+            _line_json(seq, line, room.stake, templates, language, ruleset)
+            for seq, line in enumerate(result.ledger, start=1)
         ],
         "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
         **({} if result.ledger else {"explanation": _nothing_paid(result)}),
     }
 
 
+PAIR_PAID_NOTHING: Final = {
+    "comparison": "answer.pair_tied",
+    "instant_win": "answer.pair_instant_wins_tied",
+    "both_fouled": "answer.pair_both_fouled",
+}
+"""Why a pair paid nothing, by how it was settled; any other way (a round ended) by the fallback."""
+
+
 def _nothing_paid(result: Result) -> Text:
-    """Why a room's ledger is empty, said: an empty list is no answer to a player who asks."""
+    """Why a room's ledger is empty, said: an empty list is no answer to a player who asks. Two equal
+    instant wins pay nothing with no chi compared, so "every chi tied" is said only where it is true."""
     if all(player.fouled for player in result.players):
         return Text("answer.nothing_paid_fouled", count=len(result.players), ruleset=result.room.ruleset.id)
-    return Text("answer.nothing_paid")
+    if all(pair.settled_by == "comparison" for pair in result.showdown):
+        return Text("answer.nothing_paid")
+    pairs = [
+        Text(PAIR_PAID_NOTHING.get(pair.settled_by, "answer.pair_no_chi"), first=first, second=second)
+        for pair in result.showdown
+        for first, second in (pair.players,)
+    ]
+    return Text("answer.nothing_paid_pairs", pairs=Named("; ".join(pairs), "; ".join(p.render("vi") for p in pairs)))
 
 
 def _lower(name: str) -> str:
@@ -197,8 +206,13 @@ def _lower(name: str) -> str:
 
 
 def _where(ruleset: Ruleset) -> dict[str, Named]:
-    """The three positions as a sentence names them: the field in English, the ruleset's label in Vietnamese."""
-    return {p: Named(p, _lower(named.vi)) for p, named in position_names(ruleset).items()}
+    """The three positions as a sentence names them: the field in English, the ruleset's label in Vietnamese,
+    its size said only where the label does not number it ("chi cuối (5 lá)"); a sentence that names all
+    three in order needs no more (a ledger line, read alone, always says it)."""
+    return {
+        p: Named(p, _lower(ruleset.labels[p]) if any(c.isdigit() for c in ruleset.labels[p]) else _lower(named.vi))
+        for p, named in position_names(ruleset).items()
+    }
 
 
 def _names(named: list[Named]) -> Named:
@@ -206,10 +220,18 @@ def _names(named: list[Named]) -> Named:
 
 
 def _decimal(value: float) -> Named:
-    """An expected value to two places, as each language writes it (1.25; 1,25), the minus a real one."""
+    """An expected value to two places, as each language writes it (1.25; 1,25, and 6 rather than 6,00),
+    the minus a real one."""
     text = f"{abs(value):.2f}"
     sign = "\u2212" if value < 0 else ""
-    return Named(sign + text, sign + text.replace(".", ","))
+    return Named(sign + text, sign + text.replace(".", ",").removesuffix(",00"))
+
+
+def _gain(value: float) -> Named:
+    """An expected value as a player says it in Vietnamese: "ăn 1,25" or "thua 1,21", never a negative
+    win ("ăn −1,21"); its English, the signed number."""
+    said = _decimal(abs(value)).vi
+    return Named(_decimal(value).en, f"thua {said}" if value < 0 else f"ăn {said}")
 
 
 def evaluation_said(ruleset: Ruleset, reason: str | None, patterns: list[str]) -> list[Text]:
@@ -275,11 +297,11 @@ def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
     out = {**json.loads(json.dumps(dict(ruleset.data))), "digest": ruleset.digest}
     if ruleset.base is not None:
         out["base"] = _ref_json(ruleset.base)
-    words = choices_in_vietnamese()
     for choice in out.get("choices", []):  # Vietnamese beside the English: one answer whatever the language (ETag)
         for member in ("decision", "reason"):
-            if choice.get(member) in words:
-                choice[f"{member}_vi"] = words[choice[member]]
+            said = choice_in_vietnamese(choice.get(member, ""), ruleset.labels)
+            if said is not None:
+                choice[f"{member}_vi"] = said
     return out
 
 
@@ -312,20 +334,27 @@ def _advice_said(advice: Advice, ruleset: Ruleset, declare: dict[str, Any] | Non
         f"{p}_hand": Named(_lower(described[p].info.name_en), _lower(described[p].info.name_vi)) for p in POSITIONS
     }
     names = pattern_names(ruleset)
+    automatic = advice.instant_win is not None and ruleset.instant_mode != "declared"
     if advice.chosen.split != advice.play.split and advice.instant_win:  # a pattern's split, not the best to play
         said = [Text("answer.split_pattern", **_where(ruleset), **hands, pattern=names[advice.instant_win])]
     else:
-        expected = _decimal(advice.chosen.expected_units)
-        said = [Text("answer.split", **_where(ruleset), **hands, expected=expected, legal=advice.legal_splits)]
-    if advice.instant_win and ruleset.instant_mode != "declared":
+        value = advice.chosen.expected_units
+        expected = {"expected": _decimal(value), "gain": _gain(value), "legal": advice.legal_splits}
+        most = Named("", "ít thua nhất" if value < 0 else "cao nhất")
+        # An instant win that settles every pair compares no chi: the split's value is said as only that.
+        key = "answer.split_if_compared" if automatic and ruleset.settles_pair else "answer.split"
+        said = [Text(key, **_where(ruleset), **hands, **expected, most=most)]
+    if automatic:
+        assert advice.instant_win is not None
         units = ruleset.instant_win_row(advice.instant_win).units
-        said.append(Text("answer.instant_win", pattern=names[advice.instant_win], units=units))
+        said.insert(
+            0 if ruleset.settles_pair else 1, Text("answer.instant_win", pattern=names[advice.instant_win], units=units)
+        )
     if declare is not None:
         key = "answer.declare" if declare["recommended"] else "answer.do_not_declare"
-        worth = {
-            "declared": _decimal(declare["declare_expected_units"]),
-            "played": _decimal(declare["play_expected_units"]),
-        }
+        declared, played = declare["declare_expected_units"], declare["play_expected_units"]
+        worth = {"declared": _decimal(declared), "played": _decimal(played)}
+        worth |= {"declared_gain": _gain(declared), "played_gain": _gain(played)}
         said.append(Text(key, pattern=names[declare["pattern"]], **worth))
     return said
 

@@ -30,6 +30,7 @@ from service.api.views import api
 from service.game.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError, catalogue_for
+from service.transparency.feeder import Feeder
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -64,7 +65,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     batch_slots.register(app, settings.batch_slots)
     quotas.register(app, quotas.QuotaStore(settings.quota_redis_url, metrics.quota_store_failed))
     rounds.register(app, rounds_of(settings))
-    signatures.register(app, *signing_of(settings))
+    signatures.register(app, *signing_of(settings), feeder_of(settings))
     errors.register(app)
     language.register(app)
     app.register_blueprint(api)
@@ -74,6 +75,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         for ruleset in known.versions(ruleset_id):
             hand_table(ruleset.wheel)
     return app
+
+
+def feeder_of(settings: Settings) -> Feeder | None:
+    """The transparency log's feeder, when MAUBINH_LOG_URL names the log and answers are signed."""
+    if not settings.log_url or not settings.signing_key_file:
+        return None
+    return Feeder(settings.log_url, signatures.count_statements)
 
 
 def rounds_of(settings: Settings) -> rounds.Rounds | None:

@@ -53,6 +53,8 @@ class Settings:
     """An Ed25519 private key (PEM PKCS#8): answers that rule on rooms are signed with it."""
     published_keys_file: str | None = None
     """A JWK Set of older public keys still published at /.well-known/jwks.json (after a rotation)."""
+    log_url: str | None = None
+    """The transparency log (``maubinh log serve``) every signed ruling is posted to, in the background."""
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
@@ -145,6 +147,12 @@ def _redis_url(name: str, raw: str) -> str:
     return raw
 
 
+def _http_url(name: str, raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise SettingError(Text("setting.http_url", name=name))
+    return raw
+
+
 ROUNDS_UNREACHABLE = ("closed", "open")
 """What MAUBINH_ROUNDS_UNREACHABLE may say: fail closed (the default) or open."""
 
@@ -176,9 +184,11 @@ def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]
 
 def signing_state(settings: Settings) -> str:
     """The start log's line on signatures."""
+    logged = f"; each signed ruling goes to the transparency log at {settings.log_url}" if settings.log_url else ""
     if settings.signing_key_file:
-        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}"
-    return "answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set"
+        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}{logged}"
+    unlogged = "; MAUBINH_LOG_URL is set, but only signed rulings are logged: none is" if settings.log_url else ""
+    return f"answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set{unlogged}"
 
 
 def rounds_state(settings: Settings) -> str:
@@ -215,6 +225,7 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("ROUNDS_UNREACHABLE", "rounds_unreachable", _unreachable),
     ("SIGNING_KEY_FILE", "signing_key_file", _path),
     ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
+    ("LOG_URL", "log_url", _http_url),
     ("LOG_LEVEL", "log_level", _level),
     ("LOG_REQUESTS", "log_requests", _switch),
 )

@@ -11,8 +11,9 @@ from typing import Any
 from service.game.hand_strengths import HAND_NAMES
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import builtin_catalogue
+from service.scoring.rule_words import FIELD_WORDS
 from service.scoring.settlement import pattern_names
-from service.texts import Language, Named, choices_in_vietnamese, phrasebook
+from service.texts import Language, Named, choice_in_vietnamese, phrasebook
 
 STEPS = (
     "page.rules_step_instant_win",
@@ -24,7 +25,25 @@ STEPS = (
 )
 """A settlement's steps, in their order."""
 FIELDS = ("scoop", "fouls", "aces")
-"""The fields a ruleset's scoops, fouls and aces are read from, shown as the codes they are."""
+"""The fields a ruleset's scoops, fouls and aces are read from, shown as the codes they are, each with
+what it decides where a text says it (a ledger line's rule words, or the viewer's for a house-rule knob)."""
+KNOB_WORDS = {
+    "scoop.basis": "viewer.knob_scoop_basis",
+    "scoop.fixed_units": "viewer.knob_scoop_fixed_units",
+    "scoop.sweep_multiplier": "viewer.knob_sweep_multiplier",
+    "scoop.sweep_pays": "viewer.knob_sweep_pays",
+    "fouls.fixed_units": "viewer.knob_fixed_foul",
+    "fouls.both_fouled": "viewer.knob_both_fouled",
+    "aces.mode": "viewer.knob_aces_mode",
+    "aces.units_per_ace": "viewer.knob_units_per_ace",
+    "aces.skip_when_instant_win": "viewer.knob_aces_skip",
+    "scoop.table": "page.rules_field_scoop_table",
+    "fouls.foul_is_scoop": "page.rules_field_foul_is_scoop",
+    "fouls.left_is_scooped": "page.rules_field_left_is_scooped",
+    "aces.collector_min_aces": "page.rules_field_collector_min_aces",
+    "aces.room_size": "page.rules_field_aces_room_size",
+}
+"""A knob whose every value a text explains; before a rule's words, which say the value a line cited."""
 
 
 def _said(named: Named, language: Language) -> str:
@@ -53,14 +72,20 @@ def _ruleset(ruleset: Ruleset, language: Language) -> str:
     ]
     header = (words["page.rules_position"], words["page.rules_hand"], words["page.rules_units"])
     out += [f"<p>{escape(words['viewer.rule_bonus'])}</p>\n", _table(header, bonuses)]
-    fields = [f"{part}.{key} = {json.dumps(value, ensure_ascii=False)}"
+    fields = [(f"{part}.{key}", json.dumps(value, ensure_ascii=False))
               for part in FIELDS if isinstance(data.get(part), dict) for key, value in data[part].items()]  # fmt: skip
     out.append(f"<p>{escape(words['page.rules_fields'])}</p>\n<ul>\n")
-    out += [f"<li><code>{escape(field)}</code></li>\n" for field in fields]
+    for field, value in fields:
+        known = KNOB_WORDS.get(field) or FIELD_WORDS.get(field)  # what the field decides, where a text says it
+        meaning = f": {escape(words[known])}" if known else ""
+        out.append(f"<li><code>{escape(field)} = {escape(value)}</code>{meaning}</li>\n")
     out.append(f"</ul>\n<p>{escape(words['page.rules_choices'])}</p>\n<ul>\n")
-    said = choices_in_vietnamese() if language == "vi" else {}
+    labels = ruleset.labels
     for choice in data.get("choices", []):
-        decision, reason = (said.get(choice[m], choice[m]) for m in ("decision", "reason"))
+        decision, reason = (
+            (choice_in_vietnamese(choice[m], labels) if language == "vi" else None) or choice[m]
+            for m in ("decision", "reason")
+        )
         out.append(f"<li>{escape(decision)} {escape(reason)}</li>\n")
     out.append("</ul>\n")
     return "".join(out)

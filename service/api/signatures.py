@@ -10,14 +10,29 @@ publishes (MAUBINH_PUBLISHED_KEYS_FILE), so that receipts signed before a rotati
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
+from prometheus_client import Counter
 
+from service.api.metrics import _series
+from service.transparency.feeder import Feeder
+from service.trust.ruling_log import statements
 from service.trust.signing import KEY_SET_MAX_AGE, Signer, room_digest
 
 SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
 SIGNED_STATUSES: Final = frozenset({200, 422})
+LOG_STATEMENTS = Counter(
+    "maubinh_log_statements_total",
+    "Statements of signed rulings for the transparency log (MAUBINH_LOG_URL), by outcome: queued, logged, "
+    "retried (a post the log did not take, kept), dropped (the queue full)",
+    ["outcome"],
+)
+
+
+def count_statements(outcome: str, count: int) -> None:
+    _series(LOG_STATEMENTS, outcome).inc(count)
 
 
 def signer() -> Signer | None:
@@ -38,7 +53,8 @@ def bind_room(answer: dict[str, Any], document: Any) -> dict[str, Any]:
     return answer
 
 
-def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]) -> None:
+def register(app: Flask, signing: Signer | None, published: list[dict[str, str]], feeder: Feeder | None = None) -> None:
+    """With ``feeder``, each signed answer's statements go to the transparency log (docs/receipts.md)."""
     if signing is not None:
         app.extensions["maubinh.signer"] = signing
     keys = signing.jwks if signing is not None else {"keys": published}
@@ -63,5 +79,10 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
         if rule is None or rule.rule not in SIGNED_ROUTES or response.status_code not in SIGNED_STATUSES:
             return response
         body = response.get_data()  # the whole answer: its digest comes before its first byte
-        response.headers.update(signing.headers(response.status_code, response.content_type or "", body, rule.rule))
+        created = int(time.time())
+        headers = signing.headers(response.status_code, response.content_type or "", body, rule.rule, created)
+        response.headers.update(headers)
+        if feeder is not None:
+            said = statements(rule.rule, g.get("document"), body, headers["Content-Digest"], signing.key_id, created)
+            feeder.submit(said)
         return response

@@ -125,10 +125,14 @@ def answer_line(
     if isinstance(line, Overlong):
         return 413, line.problem()
     try:
-        return answer(operation, line.rstrip(b"\r\n"), catalogue, defaults, language)
+        status, body = answer(operation, line.rstrip(b"\r\n"), catalogue, defaults, language)
     except Exception:
         traceback.print_exc(file=sys.stderr)
         return 500, problem_json(500, Text("problem.internal"), Text("problem.internal_line"))
+    detail = body.get("detail") if status == 400 else None
+    if isinstance(detail, Text) and detail.key == "bad_json.syntax":  # its "line 1" is this line, not the file's
+        body["detail"] = Text("bad_json.syntax_in_line", error=detail.fields["error"], column=detail.fields["column"])
+    return status, body
 
 
 def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:

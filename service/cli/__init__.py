@@ -30,13 +30,15 @@ maubinh receipts make --request REQ --answer SAVED [--path P]
                                  a receipt from a request body and an answer `curl -i` saved
 maubinh receipts publish KEY --keys JWKS
                                  the key set with KEY's public half added: publish a key before signing with it
+maubinh log serve|vkey|check|monitor|proof
+                                 the transparency log of signed rulings: run, key, check, monitor, prove
 maubinh serve                    run the HTTP API under gunicorn
 
 MAUBINH_RULESETS_DIR adds an operator's ruleset files, as it does for the service.
 
 One module a command group, each with its ``arguments`` (what argparse adds) and ``run``:
 ``operations`` (score, verify, evaluate, arrange, and rooms: the table of rooms), ``replay``,
-``rulesets``, ``keys``, ``receipts``; ``commands`` makes the parser and dispatches; ``shared`` is what
+``rulesets``, ``keys``, ``receipts``, ``log``; ``commands`` makes the parser and dispatches; ``shared`` is what
 they share (the language, the exit codes, files in and out, the usage errors' words).
 
 May import every layer below it: service.server (``serve``), service.bulk, service.trust,

@@ -17,8 +17,10 @@ from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
 
 
 def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    serve.add_argument("--host", default=None, help=helped("cli.help_host"))
-    serve.add_argument("--port", type=int, default=None, help=helped("cli.help_port"))
+    serve.add_argument("--host", default=None, metavar=helped("cli.metavar_host"), help=helped("cli.help_host"))
+    serve.add_argument(
+        "--port", type=int, default=None, metavar=helped("cli.metavar_port"), help=helped("cli.help_port")
+    )
     serve.add_argument("--lang", choices=LANGUAGES, default=language, help=helped("cli.help_serve_lang"))
 
 
@@ -48,6 +50,7 @@ def _commands(helped: Helped) -> dict[str, tuple[str, AddArguments]]:
         "rulesets": (helped("cli.help_rulesets"), _arguments_in("rulesets")),
         "keys": (helped("cli.help_keys"), _arguments_in("keys")),
         "receipts": (helped("cli.help_receipts"), _arguments_in("receipts")),
+        "log": (helped("cli.help_log"), _arguments_in("log")),
         "serve": (helped("cli.help_serve"), _serve_arguments),
     }
 
@@ -83,6 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from service.cli import receipts
 
         return receipts.run(args, receipts.catalogue_for_receipts())
+    if args.command == "log":
+        from service.cli import log
+
+        return log.run(args)
     if args.command == "keys":
         from service.cli import keys
 

@@ -235,10 +235,18 @@ def run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> 
 
 def operation_arguments(name: str) -> Callable[[argparse.ArgumentParser, Helped, Language], None]:
     def add(sub: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-        sub.add_argument("file", nargs="?", default="-", help=helped("cli.help_file"))
+        sub.add_argument(
+            "file", nargs="?", default="-", metavar=helped("cli.metavar_file_argument"), help=helped("cli.help_file")
+        )
         sub.add_argument("--jsonl", action="store_true", help=helped("cli.help_jsonl"))
-        sub.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
-        sub.add_argument("-o", "--output", metavar="FILE", help=helped("cli.help_output"))
+        sub.add_argument(
+            "--jobs",
+            type=int,
+            default=available_cores(),
+            metavar=helped("cli.metavar_jobs"),
+            help=helped("cli.help_jobs"),
+        )
+        sub.add_argument("-o", "--output", metavar=helped("cli.metavar_file"), help=helped("cli.help_output"))
         language_option(sub, language)
         if name == "arrange":
             sub.add_argument("--opponents", choices=OPPONENTS, help=helped("cli.help_opponents"))
@@ -250,16 +258,20 @@ def operation_arguments(name: str) -> Callable[[argparse.ArgumentParser, Helped,
                 help=helped("cli.help_format_score" if name == "score" else "cli.help_format_verify"),
             )
         if name == "verify":
-            sub.add_argument("--report", metavar="HTML", help=helped("cli.help_report"))
+            sub.add_argument("--report", metavar=helped("cli.metavar_html"), help=helped("cli.help_report"))
         if name in ("score", "verify"):
             rooms_help = "cli.help_verify_rooms" if name == "verify" else "cli.help_score_rooms"
-            sub.add_argument("--rooms", metavar="TABLE", help=helped(rooms_help))
-            sub.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
+            sub.add_argument("--rooms", metavar=helped("cli.metavar_table"), help=helped(rooms_help))
+            sub.add_argument(
+                "--viewer", metavar=helped("cli.metavar_url"), default=VIEWER, help=helped("cli.help_viewer")
+            )
 
     return add
 
 
 def rooms_arguments(rooms: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    rooms.add_argument("input", metavar="IN", help=helped("cli.help_rooms_input"))
-    rooms.add_argument("-o", "--output", required=True, metavar="TABLE", help=helped("cli.help_rooms_output"))
+    rooms.add_argument("input", metavar=helped("cli.metavar_in"), help=helped("cli.help_rooms_input"))
+    rooms.add_argument(
+        "-o", "--output", required=True, metavar=helped("cli.metavar_table"), help=helped("cli.help_rooms_output")
+    )
     language_option(rooms, language)

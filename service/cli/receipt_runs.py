@@ -41,7 +41,9 @@ def _progress(files: list[str], language: Language) -> Any:
     return tqdm(total=total, unit=unit, file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
 
 
-def verify_many(args: argparse.Namespace, catalogue: Catalogue, read_keys: Callable[[str], Any]) -> int:
+def verify_many(
+    args: argparse.Namespace, catalogue: Catalogue, read_keys: Callable[[str], Any], log: Any = None
+) -> int:
     """Exit 0 when every receipt verified, 1 when any did not, 2 for a usage error (a path, the keys,
     the line cap, --jobs)."""
     from service.bulk.lines import LineCapError, max_line_bytes
@@ -60,7 +62,7 @@ def verify_many(args: argparse.Namespace, catalogue: Catalogue, read_keys: Calla
         max_line_bytes()
         keys = read_keys(args.keys)
         files = inputs(args.paths)
-        checker = ReceiptLines(keys, catalogue, language)
+        checker = ReceiptLines(keys, catalogue, language, log)
     except LineCapError as error:
         print(f"maubinh {command}: {error.args[0].render(language)}", file=sys.stderr)
         return EXIT_USAGE

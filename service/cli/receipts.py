@@ -37,6 +37,42 @@ def _read_keys(where: str) -> Any:
         return loads(file.read(1024 * 1024))
 
 
+def verifier_of(given: str) -> Any:
+    """A verifier key given as text, or as a file holding it."""
+    from service.transparency.note import Verifier
+
+    if os.path.isfile(given):
+        with open(given, encoding="utf-8") as file:
+            given = file.read(4096)
+    return Verifier.parse(given)
+
+
+def for_receipts(where: str | None, vkey: str | None, language: Language) -> tuple[Any, Any] | int | None:
+    """``receipts verify --log WHERE --log-key VKEY``: the log's tree read whole and checked, as an index,
+    and its verifier key (the index None with ``--log-key`` alone: the proofs receipts carry are checked,
+    with no network); None without either; an exit status after saying why it cannot be read."""
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.ruling_log import LogIndex
+
+    if where is None and vkey is None:
+        return None
+    if vkey is None:
+        say("receipts verify", "tlog.needs_log_key", language)
+        return EXIT_USAGE
+    try:
+        verifier = verifier_of(vkey)
+        if where is None:
+            return None, verifier
+        read = reader(where)
+        checkpoint = latest(read, verifier)
+        return LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), verifier
+    except (NoteError, TreeFault, OSError, ValueError) as error:
+        say("receipts verify", "tlog.unreadable", language, why=str(error.args[-1]))
+        return EXIT_USAGE
+
+
 def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """``receipts verify``: exit 0 only when every check holds, else 1 naming the first that failed;
     ``receipts make``: a receipt on stdout."""
@@ -75,11 +111,14 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"maubinh {command}: {line.render(language)}", file=sys.stderr)
         sys.stdout.write(published)
         return 0
+    log = for_receipts(args.log, args.log_key, language)
+    if isinstance(log, int):
+        return log
     if len(args.paths) == 1 and args.format == "text" and args.report is None and _one_receipt(args.paths[0]):
-        return _verify_one(args.paths[0], args.keys, catalogue, language)
+        return _verify_one(args.paths[0], args.keys, catalogue, language, log)
     from service.cli.receipt_runs import verify_many
 
-    return verify_many(args, catalogue, _read_keys)
+    return verify_many(args, catalogue, _read_keys, log)
 
 
 def _one_receipt(path: str) -> bool:
@@ -89,7 +128,7 @@ def _one_receipt(path: str) -> bool:
     return not holds_lines(path) and not os.path.isdir(path)
 
 
-def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language) -> int:
+def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language, log: Any = None) -> int:
     """One receipt file: its verdict on stdout and exit 0, or the first failed check on stderr and 1."""
     from service.support.strict_json import BadDocument, loads
     from service.trust import receipts
@@ -113,7 +152,16 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language)
     except receipts.ReceiptFault as fault:
         print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
         return EXIT_REJECTED
-    print(checked.verdict().render(language))
+    verdict = checked.verdict().render(language)
+    if log is not None:
+        from service.trust.ruling_log import in_log
+
+        logged = in_log(receipt, loads(receipt["request"]["body"]), *log)
+        if logged.code is not None and logged.said is not None:
+            print(f"maubinh {command}: {logged.said.render(language)}", file=sys.stderr)
+            return EXIT_REJECTED
+        verdict += logged.said.render(language) if logged.said is not None else ""
+    print(verdict)
     return 0
 
 
@@ -121,20 +169,42 @@ def arguments(receipts: argparse.ArgumentParser, helped: Helped, language: Langu
     language_option(receipts, language)
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     verify_receipt = receipt_commands.add_parser("verify", help=helped("cli.help_receipts_verify"))
-    verify_receipt.add_argument("paths", nargs="+", metavar="PATH", help=helped("cli.help_receipts_file"))
-    verify_receipt.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
-    verify_receipt.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_receipts_jobs"))
+    verify_receipt.add_argument(
+        "paths", nargs="+", metavar=helped("cli.metavar_path"), help=helped("cli.help_receipts_file")
+    )
+    verify_receipt.add_argument(
+        "--keys", required=True, metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys")
+    )
+    verify_receipt.add_argument(
+        "--jobs",
+        type=int,
+        default=available_cores(),
+        metavar=helped("cli.metavar_jobs"),
+        help=helped("cli.help_receipts_jobs"),
+    )
     verify_receipt.add_argument(
         "--format", choices=("text", "jsonl"), default="text", help=helped("cli.help_receipts_format")
     )
-    verify_receipt.add_argument("--report", metavar="DIR", help=helped("cli.help_receipts_report"))
+    verify_receipt.add_argument("--report", metavar=helped("cli.metavar_dir"), help=helped("cli.help_receipts_report"))
+    verify_receipt.add_argument("--log", metavar=helped("cli.metavar_url_or_dir"), help=helped("cli.help_receipts_log"))
+    verify_receipt.add_argument(
+        "--log-key", metavar=helped("cli.metavar_vkey"), help=helped("cli.help_receipts_log_key")
+    )
     language_option(verify_receipt, language)
     make_receipt = receipt_commands.add_parser("make", help=helped("cli.help_receipts_make"))
-    make_receipt.add_argument("--request", required=True, metavar="REQ", help=helped("cli.help_receipts_request"))
-    make_receipt.add_argument("--answer", required=True, metavar="SAVED", help=helped("cli.help_receipts_answer"))
-    make_receipt.add_argument("--path", default="/v1/score", help=helped("cli.help_receipts_path"))
+    make_receipt.add_argument(
+        "--request", required=True, metavar=helped("cli.metavar_request"), help=helped("cli.help_receipts_request")
+    )
+    make_receipt.add_argument(
+        "--answer", required=True, metavar=helped("cli.metavar_saved"), help=helped("cli.help_receipts_answer")
+    )
+    make_receipt.add_argument(
+        "--path", default="/v1/score", metavar=helped("cli.metavar_path"), help=helped("cli.help_receipts_path")
+    )
     language_option(make_receipt, language)
     publish_key = receipt_commands.add_parser("publish", help=helped("cli.help_receipts_publish"))
-    publish_key.add_argument("key", help=helped("cli.help_receipts_new_key"))
-    publish_key.add_argument("--keys", required=True, metavar="JWKS", help=helped("cli.help_receipts_keys"))
+    publish_key.add_argument("key", metavar=helped("cli.metavar_key"), help=helped("cli.help_receipts_new_key"))
+    publish_key.add_argument(
+        "--keys", required=True, metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys")
+    )
     language_option(publish_key, language)

@@ -106,12 +106,20 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
 
 
 def arguments(replay: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    replay.add_argument("--jsonl", required=True, metavar="ROUNDS", help=helped("cli.help_replay_jsonl"))
-    replay.add_argument("--ruleset", required=True, metavar="CANDIDATE", help=helped("cli.help_replay_ruleset"))
-    replay.add_argument("--only", metavar="ID", help=helped("cli.help_replay_only"))
+    replay.add_argument(
+        "--jsonl", required=True, metavar=helped("cli.metavar_rounds"), help=helped("cli.help_replay_jsonl")
+    )
+    replay.add_argument(
+        "--ruleset", required=True, metavar=helped("cli.metavar_candidate"), help=helped("cli.help_replay_ruleset")
+    )
+    replay.add_argument("--only", metavar=helped("cli.metavar_id"), help=helped("cli.help_replay_only"))
     replay.add_argument("--format", choices=("json", "parquet"), default="json", help=helped("cli.help_replay_format"))
-    replay.add_argument("-o", "--output", metavar="FILE|DIR", help=helped("cli.help_replay_output"))
-    replay.add_argument("--report", metavar="HTML", help=helped("cli.help_replay_report"))
-    replay.add_argument("--viewer", metavar="URL", default=VIEWER, help=helped("cli.help_viewer"))
-    replay.add_argument("--jobs", type=int, default=available_cores(), help=helped("cli.help_jobs"))
+    replay.add_argument(
+        "-o", "--output", metavar=helped("cli.metavar_file_or_dir"), help=helped("cli.help_replay_output")
+    )
+    replay.add_argument("--report", metavar=helped("cli.metavar_html"), help=helped("cli.help_replay_report"))
+    replay.add_argument("--viewer", metavar=helped("cli.metavar_url"), default=VIEWER, help=helped("cli.help_viewer"))
+    replay.add_argument(
+        "--jobs", type=int, default=available_cores(), metavar=helped("cli.metavar_jobs"), help=helped("cli.help_jobs")
+    )
     language_option(replay, language)

@@ -94,5 +94,5 @@ def _lock(paths: list[str], language: Language) -> int:
 
 
 def arguments(rulesets: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    rulesets.add_argument("words", nargs="*", metavar="ID | check FILE…")
+    rulesets.add_argument("words", nargs="*", metavar=helped("cli.metavar_rulesets"))
     language_option(rulesets, language)

@@ -80,11 +80,11 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
                 return "royal flush", "thùng phá sảnh thượng"
             return f"straight flush, {en[top]} down to {en[low]}", f"thùng phá sảnh {_run_vi(ranks)}"
         return f"straight, {en[top]} down to {en[low]}", f"sảnh {_run_vi(ranks)}"
-    if category in (Category.HIGH_CARD, Category.FLUSH):
-        run_en, run_vi = "-".join(en[r] for r in ranks[:said]), "-".join(vi[r] for r in ranks[:said])
+    if category in (Category.HIGH_CARD, Category.FLUSH):  # Vietnamese names the top card; the cards show the rest
+        run_en = "-".join(en[r] for r in ranks[:said])
         if category == Category.HIGH_CARD:
-            return f"{run_en} high", f"mậu thầu {run_vi}"
-        return f"flush, {run_en} high", f"thùng {run_vi}"
+            return f"{run_en} high", f"mậu thầu {vi[top]}"
+        return f"flush, {run_en} high", f"thùng {vi[top]}"
     if category == Category.PAIR:
         return f"pair of {pl[top]}", f"đôi {vi[top]}"
     if category == Category.TWO_PAIR:
@@ -97,11 +97,11 @@ def _name(category: Category, ranks: list[int], said: int) -> tuple[str, str]:
 
 
 def _run_vi(ranks: list[int]) -> str:
-    """A straight as players write it, from its lowest card up: "10 tới Át", "8 tới Đầm"; the wheel by
+    """A straight as players write it, from its lowest card up: "từ 10 đến Át", "từ 8 đến Đầm"; the wheel by
     its cards, "A-2-3-4-5" (from 5 "down to" the ace reads as if the ace were the top)."""
     if ranks[-1] == ACE:
         return "-".join(RANK_LETTERS[r] for r in reversed(ranks))
-    return f"{RANK_WORDS_VI[ranks[-1]]} tới {RANK_WORDS_VI[ranks[0]]}"
+    return f"từ {RANK_WORDS_VI[ranks[-1]]} đến {RANK_WORDS_VI[ranks[0]]}"
 
 
 _READ: Final[dict[int, tuple[Category, tuple[int, ...]]]] = {}
@@ -170,12 +170,29 @@ def _words(strength: int, wheel: Wheel, decided: int) -> Named:
 
 
 WHEEL_NOTES: Final = {
-    "second": ("second highest under this ruleset", "theo bộ luật này lớn thứ nhì, chỉ sau sảnh 10 tới Át"),
+    "second": ("second highest under this ruleset", "theo bộ luật này lớn thứ nhì, chỉ sau sảnh từ 10 đến Át"),
     "lowest": ("lowest under this ruleset", "nhỏ nhất theo bộ luật này"),
 }
 """Where A-2-3-4-5 ranks, said beside it: the straight players dispute most."""
 
 
 def _with_cards(words: str, cards: str) -> str:
-    """The hand's words, then its cards, unless the words already name every card ("mậu thầu 6-5-4")."""
-    return words if words.endswith(cards) else f"{words} ({cards})"
+    """The hand's words, then its cards in brackets, every hand alike (sixth read, item 26)."""
+    return f"{words} ({cards})"
+
+
+ORDINALS_VI: Final = ("", "nhất", "hai", "ba", "tư", "năm")
+NAMED_BY_TOP: Final = (Category.HIGH_CARD, Category.FLUSH)
+NO_NOTE: Final = Named("", "")
+DECIDED_NOTES: Final = tuple(
+    Named("", f", hơn ở lá thứ {ordinal}") if k > 1 else NO_NOTE for k, ordinal in enumerate(ORDINALS_VI)
+)
+"""After two high cards or flushes that Vietnamese names alike ("mậu thầu Bồi (J-8-7) thắng mậu thầu Bồi
+(J-8-6)"), where the comparison was decided: a run of ranks ("mậu thầu Bồi-8-7") is no way players talk."""
+
+
+def decided_said(strength: int, decided: int) -> Named:
+    """Where a chi between two hands of ``strength``'s category was decided, said after them in Vietnamese
+    where their names are alike (a high card or a flush named by its top card); nothing in English, whose
+    names read down to the deciding card."""
+    return DECIDED_NOTES[decided] if _read(strength)[0] in NAMED_BY_TOP else NO_NOTE

@@ -12,7 +12,7 @@ from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
 from service.scoring.pairs import pair_indices
 from service.scoring.results import LedgerLine, PlayerResult
 from service.scoring.settlement import ledger_line, no_flows
-from service.texts import Named
+from service.texts import Named, listed, numeral, phrasebook
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,8 +120,9 @@ def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[Ledge
         return lines
     share, remainder = divmod(rule.no_ace_pays, len(collectors))
     shares = [share + (1 if k < remainder else 0) for k in range(len(collectors))]
-    said = {"pays": rule.no_ace_pays, "collectors": len(collectors), "least": rule.collector_min_aces,
-            "shares": _ace_shares([players[k].id for k in collectors], shares, remainder > 0)}  # fmt: skip
+    least = rule.collector_min_aces
+    said = {"pays": rule.no_ace_pays, "collectors": len(collectors), "least": least,
+            "shares": _ace_shares([players[k].id for k in collectors], shares, remainder > 0, least)}  # fmt: skip
     key = "ledger.no_ace_one" if len(collectors) == 1 else "ledger.no_ace"
     for i, j in pair_indices(len(players)):
         for payer, payee in ((i, j), (j, i)):
@@ -132,15 +133,25 @@ def _ace_collector_lines(room: EvaluatedRoom, rule: AceCollectors) -> list[Ledge
     return lines
 
 
-def _ace_shares(collectors: list[str], shares: list[int], uneven: bool) -> Named:
-    """What each collector gets of one payer's units, a share of 0 included, and why the first get more:
-    in request order where that decides who gets the remainder, else by id (the order matters not)."""
+def _ace_shares(collectors: list[str], shares: list[int], uneven: bool, least: int) -> Named:
+    """What each collector gets of one payer's units, and why the first get more: in request order
+    where that decides who gets the remainder, else by id (the order matters not). In Vietnamese, the
+    whole clause after the payment: to whom, evenly or who takes the remainder (nobody listed for 0)."""
     held = list(zip(collectors, shares, strict=True)) if uneven else sorted(zip(collectors, shares, strict=True))
     en = ", ".join(f"{who} {n}" for who, n in held)
-    vi = ", ".join(f"{who} {n} chi" for who, n in held)
-    if uneven:
-        en += "; the remainder goes to the first in request order"
-        vi += "; chia không đều thì người đứng trước được phần lẻ"
+    if not uneven:
+        vi = phrasebook("vi")["ledger.no_ace_even"].format(collectors=listed([who for who, _ in held]).vi, least=least)
+        return Named(en, vi)
+    en += "; the remainder goes to the first in request order"
+    paid = [(who, n) for who, n in held if n]
+    key = "ledger.no_ace_first" if len(paid) == 1 else "ledger.no_ace_remainder"
+    vi = phrasebook("vi")[key].format(
+        least=least,
+        collectors=", ".join(collectors),
+        pays=numeral(sum(shares)).vi,
+        first=paid[0][0],
+        shares=", ".join(f"{who} {numeral(n).vi} chi" for who, n in paid),
+    )
     return Named(en, vi)
 
 

@@ -140,7 +140,7 @@ def _verdict(players: list[dict[str, Any]], ledger: dict[str, list[Any]] | None)
         said.append(Text("verify.line_relabelled", payer=extra["payer"], payee=extra["payee"], amount=extra["claimed"],
                          claimed_step=STEP_TEXTS[extra["step"]], computed_step=STEP_TEXTS[twin["step"]]))  # fmt: skip
     said += [m["explanation"] for m in missing] + [d["explanation"] for d in ledger["different"]]
-    return said
+    return [said[0], *(Text("verify.list_item", line=line) for line in said[1:])]
 
 
 def _check_difference(player: str, claimed: int, computed: int) -> None:
@@ -215,7 +215,7 @@ def _joined(parts: list[Named]) -> Named:
 def _paid_back(correction: dict[str, Any]) -> Named:
     """A correction that returns what the game made its payee pay too much: "Q phải trả lại P 3.000"."""
     payer, payee, amount = correction["payer"], correction["payee"], numeral(correction["amount"])
-    return Named(f"{payer} must pay {payee} back {amount.en}", f"{payer} phải trả lại {payee} {amount.vi}")
+    return Named(f"{payer} must pay {payee} back {amount.en}", f"{payer} phải trả lại {amount.vi} cho {payee}")
 
 
 def who_owes_whom(player: str, owed: list[dict[str, Any]], overcharged: frozenset[str] = frozenset()) -> Text:
@@ -225,12 +225,15 @@ def who_owes_whom(player: str, owed: list[dict[str, Any]], overcharged: frozense
     mine = [c for c in owed if player in (c["payer"], c["payee"])]
     if mine and all(c["payee"] in overcharged for c in mine):
         return Text("verify.paid_back", clauses=_joined([_paid_back(c) for c in mine]))
-    pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{c['payee']} {numeral(c['amount']).vi}")
+    pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{numeral(c['amount']).vi} cho {c['payee']}")
             for c in owed if c["payer"] == player]  # fmt: skip
     gets = [Named(f"{numeral(c['amount'])} by {c['payer']}", f"{numeral(c['amount']).vi} từ {c['payer']}")
             for c in owed if c["payee"] == player]  # fmt: skip
-    if pays and gets:
-        return Text("verify.owes_and_is_owed", id=player, pays=_joined(pays), gets=_joined(gets))
+    if pays and gets:  # Vietnamese: each debtor its own clause ("và …, và" chained two badly)
+        debtors = "; ".join(f"{c['payer']} còn phải trả {numeral(c['amount']).vi} cho {player}" for c in owed
+                            if c["payee"] == player)  # fmt: skip
+        return Text("verify.owes_and_is_owed", id=player, pays=_joined(pays), gets=_joined(gets),
+                    debtors=Named("", debtors))  # fmt: skip
     if pays:
         return Text("verify.owes", id=player, pays=_joined(pays))
     return Text("verify.is_owed", id=player, gets=_joined(gets))

@@ -17,9 +17,10 @@ from service.scoring.settlement import (
     pay,
     product_said,
     times_said,
+    with_bonus,
     with_knobs,
 )
-from service.texts import Named, phrasebook
+from service.texts import Named, numeral, phrasebook
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,6 +121,15 @@ def _opening(winner: str, loser: str, by: Named, fouled: bool, reason: Named | N
     )
 
 
+def _sweep_opening(loser: str, fouled: bool, reason: Named | None) -> Named:
+    """Before a sweep's factor, in Vietnamese: why a fouled loser counts as scooped (its sentence says
+    the sweeper's factor next, so the foul comes first and the scoop is not said as a win)."""
+    if not fouled:
+        return Named("", "")
+    key = "ledger.sweep_fouled_status" if reason else "ledger.sweep_fouled"
+    return Named("", phrasebook("vi")[key].format(loser=loser, reason=reason.vi if reason else ""))
+
+
 def _status_reason(code: str | None) -> Named | None:
     """A status that counts as a foul (left, timed out), in words; None for an arrangement's foul."""
     return FOUL_REASONS.get(code or "")
@@ -130,6 +140,12 @@ def _sweep_said(s: int) -> Named:
     return Named(f"× {s}", "nhân đôi" if s == 2 else f"nhân {s}")
 
 
+def _factor_said(m: int, s: int) -> Named:
+    """The scoop's factor under a sweep, reckoned aloud: "3 × 2 = 6" (players check it, and "gấp 6"
+    beside "nhân đôi" left them to work out 3 × 2 alone)."""
+    return Named(f"{m} × {s} = {m * s}", f"{numeral(m).vi} × {numeral(s).vi} = {numeral(m * s).vi}")
+
+
 def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoopers: int, sweeping: bool) -> LedgerLine:
     n = len(room.players)
     pays = scoop_payment(room.ruleset, n, scoopers, pair.chi_won(winner), pair.total(winner), sweeping)
@@ -138,16 +154,19 @@ def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoope
     won, lost = room.players[winner].id, room.players[loser].id
     by = _scooped_by(lost, scoopers, n - 1, pays.rule.startswith("scoop.table"))
     fouled = room.players[loser].fouled
+    reason = _status_reason(room.players[loser].foul_reason)
     explanation = (
         key,
         {
             "winner": won,
             "loser": lost,
             "by": by,
-            "won": _opening(won, lost, by, fouled, _status_reason(room.players[loser].foul_reason)),
-            "fouled": Named("", phrasebook("vi")["ledger.scoop_fouled_note"] if fouled else ""),
+            "won": _opening(won, lost, by, fouled, reason),
+            "sweep_opening": _sweep_opening(lost, fouled, reason),
+            "with_bonus": with_bonus(pays.basis),
             "gap": times_said(m * s),
             "sweep_by": _sweep_said(s),
+            "factor": _factor_said(m, s),
             "pays": product_said(pays.basis, m * s - 1, pays.units),
             "sweep": s,
             "basis": pays.basis,

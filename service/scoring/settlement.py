@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
 from service.game.hand_strengths import HAND_NAMES
-from service.game.hand_words import deciding_rank, said
+from service.game.hand_words import decided_said, deciding_rank, said
 from service.game.hands import POSITIONS, Position
 from service.game.patterns import PATTERN_NAMES
 from service.rulesets import Ruleset
@@ -81,6 +81,12 @@ def times_said(times: int) -> Named:
     return Named(f"× {times}", "gấp đôi" if times == 2 else f"gấp {numeral(times).vi}")
 
 
+def with_bonus(total: int) -> Named:
+    """Said after the chi a player lost where they are worth more than the 3 chi themselves: "cả 3
+    chi" and then "6 chi đã thua" read as a contradiction unless the bonus is named."""
+    return Named("", phrasebook("vi")["ledger.with_bonus"] if total > 3 else "")
+
+
 def _foul_key(key: str, reason: str | None) -> str:
     return key if reason in ORDER_FOULS else FOUL_BY_STATUS[key]
 
@@ -95,9 +101,10 @@ HAND_SIZES: Final = {"back": 5, "middle": 5, "front": 3}
 
 
 def _with_size(label: str, position: str) -> str:
-    """A label that does not number its chi ("Chi cuối") says how many cards it holds: players read
-    "chi cuối" as the 3-card hand, maubinh-bao's source as the 5-card one ("Chi cuối (5 lá)")."""
-    return label if any(c.isdigit() for c in label) else f"{label} ({HAND_SIZES[position]} lá)"
+    """A label says how many cards its chi holds, in every ruleset alike ("Chi 1 (5 lá)", "Chi cuối (5 lá)"):
+    players read "chi cuối" as the 3-card hand, maubinh-bao's source as the 5-card one, and one
+    ruleset's lines saying the size while another's did not read as two conventions (sixth read)."""
+    return f"{label} ({HAND_SIZES[position]} lá)"
 
 
 @lru_cache(maxsize=256)
@@ -226,6 +233,7 @@ def chi_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                         "position": where,
                         "winner_hand": said(won.strength, wheel, decided),
                         "loser_hand": said(lost.strength, wheel, decided),
+                        "decided": decided_said(won.strength, decided),
                     },
                 )
             lines.append(
@@ -298,6 +306,7 @@ def foul_lines(room: EvaluatedRoom) -> list[LedgerLine]:
                             **who,
                             **{"total": total, "multiplier": f, "extra": f - 1, "units": total * (f - 1)},
                             **{"gap": times_said(f), "pays": product_said(total, f - 1, total * (f - 1))},
+                            "with_bonus": with_bonus(total),
                         },
                     ),
                 )

@@ -626,13 +626,13 @@ const RULE_TEXTS = [
   [/^aces\.units_per_ace/, "viewer.rule_ace_balance"],
   [/^aces\./, "viewer.rule_aces"],
 ];
-// The one rule whose citation carries English words after it (docs/rules.md §5's): said above instead.
-const CITATION_WORDS = /(docs\/rules\.md §\d+(?:\.\d+)?): [a-z ]+/;
 
 function ruleCell(line) {
   const found = RULE_TEXTS.find(([pattern]) => pattern.test(line.rule));
-  const said = found ? [el("span", { text: t(found[1]) }), " "] : [];
-  const code = el("code", {}, ...cited(state.language === "en" ? line.rule : line.rule.replace(CITATION_WORDS, "$1")));
+  // Another language's rule_text names each field in words before its path: shown as it is, alone.
+  const worded = state.language !== "en" && line.rule_text;
+  const said = found && !worded ? [el("span", { text: t(found[1]) }), " "] : [];
+  const code = worded ? el("span", { class: "rule-text" }, ...cited(line.rule_text)) : el("code", {}, ...cited(line.rule));
   if (CITATION.test(line.rule)) { CITATION.lastIndex = 0; return el("td", {}, ...said, code); }
   CITATION.lastIndex = 0;
   const section = SECOND_FAMILY.test(line.rule) ? "12.1" : FIRST_FAMILY.test(line.rule) ? "11.1" : STEP_SECTIONS[line.step];
@@ -649,6 +649,10 @@ function renderLedger(result) {
       el("td", { text: line.position ? labelOf(line.position) : "" }),
       el("td", { class: "num", text: String(line.units) }), el("td", { class: "num", text: number(line.amount) }),
       ruleCell(line), el("td", {}, ...cited(line.explanation))));
+  }
+  // An empty ledger is no answer to a player who asks: the service says why nobody pays.
+  if (!result.ledger.length && result.explanation) {
+    tbody.append(el("tr", { class: "nothing-paid" }, el("td", { colspan: "9", text: result.explanation })));
   }
 }
 

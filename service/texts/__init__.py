@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import string
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, Literal
 
@@ -158,6 +159,18 @@ def choices_in_vietnamese() -> dict[str, str]:
     """The built-in rulesets' choices (each ``decision`` and ``reason``, English in the ruleset's own
     document, which its digest covers), English sentence → Vietnamese: served beside them, never instead."""
     return dict(json.loads(package_files.read_bytes(__name__, "choices.vi.json")))
+
+
+def choice_in_vietnamese(english: str, labels: Mapping[str, str]) -> str | None:
+    """A built-in choice's Vietnamese, its hands named as the ruleset labels them: a ``{front}``,
+    ``{middle}`` or ``{back}`` in it is that label in lower case ("chi 3", or "chi đầu" in a ruleset
+    counting from the 3-card hand), never the English field name in a Vietnamese sentence."""
+    said = choices_in_vietnamese().get(english)
+    if said is None:
+        return None
+    for position, label in labels.items():
+        said = said.replace("{" + position + "}", label[:1].lower() + label[1:])
+    return said
 
 
 @cache

@@ -17,6 +17,7 @@ from service.support.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
 from service.trust.receipts import ReceiptFault, check, rescorer, rooms_ruled
+from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest
 
@@ -87,11 +88,16 @@ class ReceiptLines:
     record (``round_id``, ``verified``, ``code``, ``message`` in ``language``, ``money``, ``key_id``)
     and, when every check passed, its rooms (:data:`Rooms`)."""
 
-    def __init__(self, jwks: Mapping[str, Any], catalogue: Catalogue, language: Language) -> None:
+    def __init__(
+        self, jwks: Mapping[str, Any], catalogue: Catalogue, language: Language, log: tuple[Any, Any] | None = None
+    ) -> None:
+        """``log``: the transparency log's index (:class:`LogIndex`, or None) and verifier key, when each
+        receipt's rulings are to be found in it (or in the proofs it carries)."""
         self.keys = AnswerKeys(jwks)
         self.catalogue = catalogue
         self.rescore = rescorer(catalogue)
         self.language = language
+        self.log = log
 
     def record(self, code: str | None, said: Text, round_id: Any = None, money: int | None = None) -> dict[str, Any]:
         return {
@@ -149,7 +155,7 @@ class ReceiptLines:
 
         def read(path: str, request: Any, answer: Any) -> None:
             seen["round_id"], seen["rooms"] = _rooms(path, request, answer)
-            seen["money"] = _money(answer)
+            seen["money"], seen["request"] = _money(answer), request
 
         try:
             checked = check(receipt, self.keys.jwks, rescore, verifier=self.keys.verify, read=read)
@@ -163,6 +169,13 @@ class ReceiptLines:
             return record, ()
         record = self.record(None, checked.verdict(), seen["round_id"], seen["money"])
         record["key_id"] = checked.key_id
+        if self.log is not None:
+            index: LogIndex | None = self.log[0]
+            logged = in_log(receipt, seen["request"], index, self.log[1])
+            if logged.code is not None and logged.said is not None:
+                return self.record(logged.code, logged.said, seen["round_id"], seen["money"]), seen["rooms"]
+            if logged.said is not None:
+                record["message"] += logged.said.render(self.language)
         return record, seen["rooms"]
 
 

@@ -70,12 +70,14 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             _form_fault("fault.bare_cards", status, ruleset),
             "missing_hand",
         )
-    if needs_arrangement or given:
+    if needs_arrangement or (given and "cards" not in player):  # with cards too, both_forms is the one fault
+        # One who may send its 13 cards instead is told so: "must send all three" would send it the wrong way.
+        missing = _form_fault("fault.missing_hand", status, ruleset) if needs_arrangement else None
         for position in POSITIONS:
             if position not in given:
                 yield Fault(
                     f"{at}/{position}",
-                    _form_fault("fault.missing_hand", status, ruleset),
+                    missing or Text("fault.missing_hand_or_cards", who=_who(status)),
                     "missing_hand",
                 )
     elif "cards" not in player:

@@ -400,9 +400,8 @@ def test_a_ruleset_not_found_lists_the_known_ids(client: FlaskClient) -> None:
     version = client.get("/v1/rulesets/maubinh-2020@9").json["detail"]
     assert "@1, @2, @3" in version
     said = client.get("/v1/rulesets/maubinh-2020@9", headers={"Accept-Language": "vi"}).json["detail"]
-    assert version.startswith("maubinh-2020 has") and said.startswith(
-        "maubinh-2020 không có phiên bản"
-    )  # an id keeps its case
+    assert version.startswith("maubinh-2020 has")  # an id keeps its case
+    assert said.startswith("Bộ luật maubinh-2020 không có phiên bản")  # and Vietnamese says what the id is
     assert missing.json["detail"].startswith("Unknown ruleset")  # a sentence starts with a capital
 
 

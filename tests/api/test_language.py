@@ -31,7 +31,7 @@ def test_the_language_is_negotiated_and_named(client: FlaskClient, header: str |
     first = response.get_json()["ledger"][0]
     expected = {
         "en": "back: full house, nines full of fours (9-9-9-4-4) beats two pair, aces and sevens (A-A-7-7-2)",
-        "vi": "Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)",
+        "vi": "Chi 1 (5 lá): cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)",
     }[language]
     assert first["explanation"] == expected
     assert (first["step"], first["rule"], first["position"]) == (
@@ -73,7 +73,7 @@ def test_http_problems_speak_vietnamese_too(client: FlaskClient) -> None:
         "hoặc nội dung bị cắt ngang"
     )
     method = client.get("/v1/score", headers=vi)
-    assert method.get_json()["detail"] == "Ở đây hãy dùng POST."
+    assert method.get_json()["detail"] == "Đường dẫn này chỉ nhận phương thức POST."
 
 
 def test_a_batch_answers_every_room_in_the_language_asked(client: FlaskClient) -> None:

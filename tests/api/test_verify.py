@@ -14,6 +14,7 @@ from flask.testing import FlaskClient
 from helpers import golden_cases
 
 from service.documents import score_document
+from service.scoring.claims import who_owes_whom
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 RIGHT = {"P": -9000, "Q": 9000}
@@ -74,12 +75,12 @@ def test_totals_right_but_a_line_booked_under_the_wrong_step_is_said(client: Fla
     answer = body.get_json()
     assert answer["agrees"] is False and [p["difference"] for p in answer["players"]] == [0, 0]
     assert answer["explanation"] == [
-        "Tổng tiền của từng người khớp, nhưng game ghi sai khoản:",
-        "game ghi P trả Q 6.000 là phạt binh lủng, theo luật đó là sập",
+        "Tổng tiền của từng người khớp, nhưng các khoản game ghi khác với luật:",
+        "– P trả 6.000 cho Q: game ghi là phạt binh lủng, theo luật là sập",
     ]
     assert [e["explanation"] for e in answer["ledger"]["missing"] + answer["ledger"]["extra"]] == [
-        "Game không ghi dòng này: P trả Q 6.000 (sập)",
-        "Game ghi dòng này nhưng theo luật không có: P trả Q 6.000 (phạt binh lủng)",
+        "Khoản game không ghi: P trả 6.000 cho Q (sập)",
+        "Khoản game ghi nhưng theo luật không có: P trả 6.000 cho Q (phạt binh lủng)",
     ]
     assert verify(client, {"amounts": RIGHT}).get_json()["explanation"] == [
         "The game's settlement agrees with the rules."
@@ -134,8 +135,8 @@ def test_an_extra_bonus_and_a_different_amount(client: FlaskClient) -> None:
     # the game made P pay too much: review 5's runner-up, said as an agent says a refund, from both sides
     vi = verify(client, {"amounts": {"P": -18000, "Q": 18000}, "ledger": ledger}, language="vi").get_json()
     assert [p["explanation"][0] for p in vi["players"]] == [
-        "P: game ghi −18.000, theo luật −9.000 → Q phải trả lại P 9.000",
-        "Q: game ghi +18.000, theo luật +9.000 → Q phải trả lại P 9.000",
+        "P: game ghi −18.000, theo luật −9.000 → Q phải trả lại 9.000 cho P",
+        "Q: game ghi +18.000, theo luật +9.000 → Q phải trả lại 9.000 cho P",
     ]
 
 
@@ -231,7 +232,7 @@ def test_who_owes_whom_follows_the_claimed_lines_pair_by_pair(client: FlaskClien
     assert said["Q"] == "Q: the game recorded −20, the rules give −10 → R must pay Q back 10"  # a refund: Q overpaid
     vi = verify(client, {"amounts": claimed, "ledger": ledger}, E3, language="vi").get_json()
     assert vi["players"][3]["explanation"] == [
-        "S: game ghi +30, theo luật −10 → S còn phải trả P 40",
+        "S: game ghi +30, theo luật −10 → S còn phải trả 40 cho P",
         "chi Át: theo luật −40, game không ghi khoản này",
     ]
     amounts_only = verify(client, {"amounts": claimed}, E3).get_json()
@@ -250,7 +251,7 @@ def test_vietnamese_verify_says_who_owes_whom_with_vietnamese_numbers(client: Fl
     body = verify(client, {"amounts": {"P": -3000, "Q": 3000}, "ledger": RIGHT_LEDGER[:3]}, language="vi").get_json()
     assert [p["explanation"] for p in body["players"]] == [
         [
-            "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+            "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
             "sập: theo luật −6.000, game không ghi khoản này",
         ],
         [
@@ -259,3 +260,28 @@ def test_vietnamese_verify_says_who_owes_whom_with_vietnamese_numbers(client: Fl
         ],
     ]
     assert "+0" not in str(body) and "dương là" not in str(body)
+
+
+def test_a_line_claimed_without_its_step_is_said_summed_over_every_step(client: FlaskClient) -> None:
+    """Review 6, item 8: "(dòng không ghi bước)" was opaque; a line with no step stands for the pair's sum."""
+    unstated = {"amounts": {"P": -3000, "Q": 3000}, "ledger": [{"payer": "P", "payee": "Q", "amount": 3000}]}
+    answer = verify(client, unstated, language="vi").get_json()
+    said = [line["explanation"] for line in answer["ledger"]["different"]]
+    assert said == ["P trả Q (cộng gộp mọi bước): theo luật 9.000, game ghi 3.000"]
+
+
+def test_one_who_owes_and_is_owed_says_each_debt_in_its_own_clause() -> None:
+    """Review 6, items 9, 10: no "và …, và", and no amount right after an id ("trả lại S0 2")."""
+    owed = [
+        {"payer": "Chi0", "payee": "S1", "amount": 1_000_000},
+        {"payer": "Chi0", "payee": "Q3", "amount": 1_000_000},
+        {"payer": "R2", "payee": "Chi0", "amount": 9_000_000},
+    ]
+    said = who_owes_whom("Chi0", owed)
+    assert (
+        said.render("vi")
+        == "Chi0 còn phải trả 1.000.000 cho S1 và 1.000.000 cho Q3; R2 còn phải trả 9.000.000 cho Chi0"
+    )
+    assert said == "Chi0 still owes S1 1,000,000 and Q3 1,000,000, and is still owed 9,000,000 by R2"  # as it was
+    refund = who_owes_whom("S0", [{"payer": "S1", "payee": "S0", "amount": 2}], frozenset({"S0"}))
+    assert refund.render("vi") == "S1 phải trả lại 2 cho S0"

@@ -68,7 +68,7 @@ def test_a_blank_line_is_refused_as_empty_and_a_fault_is_placed_on_its_own_line(
     assert [a.get("line") for a in answers] == [None, 2, 3, 4, None]
     details = [a["detail"] for a in answers[1:4]]
     assert details[0] == details[2] and details[0].startswith("no JSON value: the body is empty")
-    assert details[1] == "not JSON: Expecting value at line 1, column 10"
+    assert details[1] == "not JSON: Expecting value at column 10 of this line"  # its line: the record's "line", 3
 
 
 def test_a_refusal_names_its_input_line_and_round_across_chunks(tmp_path: Path) -> None:
@@ -301,7 +301,7 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     one = run("verify", "-", "--lang", "vi", stdin=_claim({"P": -3000, "Q": 3000}))
     assert one.returncode == 1
     assert json.loads(one.stdout)["players"][0]["explanation"] == [
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
         "so chi: theo luật −3.000 (game chỉ ghi tổng tiền)",
         "sập: theo luật −6.000 (game chỉ ghi tổng tiền)",
     ]

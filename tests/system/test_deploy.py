@@ -468,3 +468,32 @@ def test_the_signing_component_mounts_the_key_from_a_secret_it_does_not_ship(tmp
         Settings.from_env({k: v for k, v in env.items() if v is not None}).signing_key_file
         == env["MAUBINH_SIGNING_KEY_FILE"]
     )
+
+
+LOG = DEPLOY / "k8s" / "components" / "log"
+
+
+def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp_path: Path) -> None:
+    """The transparency log: one replica (one process owns the sequence), its folder on a volume that
+    outlives the pod, its key from a Secret it does not ship; the service posts to its Service."""
+    objects = render(with_components(tmp_path, PRODUCTION, SIGNING, LOG))
+    version = kubernetes_validate.latest_version()
+    for obj in objects:
+        kubernetes_validate.validate(obj, version, strict=True)
+    log = next(o for o in objects if o["kind"] == "StatefulSet")
+    assert log["spec"]["replicas"] == 1
+    pod = log["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert container["command"][:3] == ["maubinh", "log", "serve"]
+    folder = container["command"][container["command"].index("--dir") + 1]
+    claim = log["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
+    assert next(m for m in container["volumeMounts"] if m["name"] == claim)["mountPath"] == folder
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    key = next(m for m in container["volumeMounts"] if m["name"] == "key")
+    assert env["MAUBINH_LOG_KEY_FILE"] == key["mountPath"] + "/log.pem" and key["readOnly"]
+    assert next(v for v in pod["volumes"] if v["name"] == "key")["secret"]["secretName"] == "maubinh-log-key"
+    assert not any(o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-log-key" for o in objects)
+    service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-log")
+    fed = {e["name"]: e.get("value") for e in _deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert fed["MAUBINH_LOG_URL"] == f"http://maubinh-log:{service['spec']['ports'][0]['port']}"
+    assert Settings.from_env({"MAUBINH_LOG_URL": fed["MAUBINH_LOG_URL"]}).log_url == fed["MAUBINH_LOG_URL"]

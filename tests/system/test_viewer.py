@@ -311,7 +311,7 @@ def test_vietnamese_by_default_under_a_vietnamese_browser(browser: Browser, base
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#step-title")).to_have_text("Bước 1/4: Chi 1")
     ledger = page.locator("#ledger tbody tr")
-    expect(ledger.nth(0)).to_contain_text("Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
+    expect(ledger.nth(0)).to_contain_text("Chi 1 (5 lá): cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)")
     expect(ledger.nth(3)).to_contain_text("Q thắng cả 3 chi, bắt sập P")
     expect(ledger.nth(3)).to_contain_text("scoop.multiplier")  # the rule, a machine field, stays as it is
     expect(page.locator("#payments")).to_contain_text("P trả Q 9 chi (9.000)")
@@ -324,7 +324,7 @@ def test_switching_to_english_rescores_and_is_remembered(browser: Browser, base:
     page.get_by_label("JSON của ván bài").fill(json.dumps(E1_ROOM))
     page.get_by_role("button", name="Tính điểm ván này").click()
     expect(page.locator("#ledger tbody tr").nth(0)).to_contain_text(
-        "Chi 1: cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)"
+        "Chi 1 (5 lá): cù lũ 9 đôi 4 (9-9-9-4-4) thắng thú Át-7 (A-A-7-7-2)"
     )
     page.get_by_label("Ngôn ngữ").select_option("en")
     expect(page.locator("h1")).to_have_text("Mậu Binh showdown viewer")
@@ -352,13 +352,13 @@ def test_verify_mode_highlights_a_planted_difference_per_player_and_step(browser
     expect(row).to_have_class(re.compile(r"\bdiffers\b"))
     expect(row.locator("td")).to_have_text(["−3.000", "−9.000", "+6.000"])
     expect(verdict.locator(".verdict-player[data-player=P] p")).to_have_text(
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000"
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q"
     )
     expect(verdict.locator(".verdict-player[data-player=P] li")).to_have_text(
         ["sập: theo luật −6.000, game không ghi khoản này"]
     )
     expect(verdict.locator("#verdict-line-list li[data-kind=missing]")).to_have_text(
-        "Game không ghi dòng này: P trả Q 6.000 (Sập)"
+        "Khoản game không ghi: P trả 6.000 cho Q (Sập)"
     )
     highlighted = page.locator("#ledger tbody tr.differs")
     expect(highlighted).to_have_count(1)

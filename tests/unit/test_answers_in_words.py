@@ -34,17 +34,35 @@ def test_evaluate_says_why_an_arrangement_fouls_by_the_ruleset_s_own_labels() ->
 
 
 def test_arrange_says_why_not_bao_with_both_expected_values() -> None:
+    """Review 6, item 7: the BÁO sentence has a verb for each side, and 6 chi is not "6,00"."""
     body = _said("arrange", {"ruleset": "maubinh-bao", "cards": SIX_PAIRS})
     declare = body["declare"]
-    assert declare["recommended"] is False
+    assert declare["recommended"] is False and declare["play_expected_units"] > 0
     played = f"{declare['play_expected_units']:.2f}".replace(".", ",")
     assert body["explanation"][0].startswith("Gợi ý: chi cuối (5 lá) thùng phá sảnh, ")
-    assert f"kỳ vọng ăn {played} chi mỗi nhà, cao nhất trong " in body["explanation"][0]
+    assert f". Xếp như vậy, trung bình ăn {played} chi mỗi nhà, cao nhất trong " in body["explanation"][0]
     assert body["explanation"][1] == (
-        "Không nên BÁO lục phé bôn: BÁO kỳ vọng chỉ ăn 6,00 chi mỗi nhà, "
-        f"ít hơn {played} chi kỳ vọng nếu xếp bài như gợi ý rồi so chi."
+        "Không nên BÁO lục phé bôn: BÁO thì trung bình chỉ ăn 6 chi mỗi nhà, "
+        f"còn xếp như gợi ý rồi so chi thì trung bình ăn {played} chi mỗi nhà."
     )
-    assert "field" in body["model"] and "fictitious" not in body["model"]["field"]  # model.field in Vietnamese too
+    assert body["model"]["field"].startswith("Bài của các nhà khác: do chính bộ gợi ý xếp theo maubinh-bao@")
+    assert "tay bài" not in body["model"]["field"] and " ván, lấy trung bình" in body["model"]["field"]
+
+
+DRAGON = ["2S", "7H", "3S", "9C", "4D", "JH", "5S", "QH", "6S", "KH", "8C", "TH", "AD"]
+
+
+def test_an_automatic_instant_win_is_said_first_and_the_split_s_value_only_as_if_compared() -> None:
+    """Review 6, items 5, 6: a dragon wins without comparing chi, so the split's value comes after it,
+    as what comparing would give; and a negative value is a loss ("thua"), the least lost of the splits."""
+    body = _said("arrange", {"ruleset": "maubinh-2020", "cards": DRAGON})
+    value = body["suggestion"]["expected_units"] if "suggestion" in body else None
+    first, second = body["explanation"]
+    assert first == "Bài có sảnh rồng: thắng trắng, ăn 12 chi mỗi nhà, không so chi."
+    assert second.startswith("(Nếu so chi, cách xếp tốt nhất là chi 1 ") and second.endswith(".)")
+    assert "thua " in second and "ít thua nhất trong " in second and "ăn −" not in second, (value, second)
+    english = _said("arrange", {"ruleset": "maubinh-2020", "cards": DRAGON}, "en")["explanation"]
+    assert english[0].startswith("These cards hold dragon: an instant win") and english[1].startswith("(Were the chi")
 
 
 def test_a_room_where_nobody_pays_says_why() -> None:

@@ -97,3 +97,37 @@ def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytes
     said = _cli(capsys, "receipts", "bogus", "--lang", "vi")
     assert "'bogus' không phải lệnh hợp lệ (chọn một trong 'verify', 'make', 'publish')" in said
     assert "_command" not in said
+
+
+def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -> None:
+    """Review 6, items 13, 14, 17, 19: a player who left may send its 13 cards, so one who sent both
+    forms is told only that; "gửi hoặc … hoặc" was English word for word; "JSON lines" was English;
+    "cards" opened a sentence bare."""
+    left = {**E1["players"][1], "status": "left", "cards": ["2C"]}
+    both = _refused({**E1, "players": [E1["players"][0], left]})
+    said = {(e["pointer"], e["code"]): e["message"] for e in both["errors"]}  # type: ignore[union-attr]
+    assert not [where for where in said if where[1] == "missing_hand"], said
+    assert said["/players/1/cards", "both_forms"] == (
+        "chỉ gửi một trong hai cách: ba chi (back, middle, front) hoặc 13 lá (cards), không gửi cả hai"
+    )
+    partial = {key: value for key, value in left.items() if key not in ("cards", "middle")}
+    said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], partial]})["errors"]}  # type: ignore[union-attr]
+    assert said["/players/1/middle"] == (
+        "người chơi đã rời bàn (status 'left') gửi một trong hai: đủ ba chi back (chi 1), middle (chi 2) và "
+        "front (chi 3), hoặc 13 lá trong cards"
+    )
+    short = {"id": "L", "status": "left", "cards": ["2C"]}
+    said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], short]})["errors"]}  # type: ignore[union-attr]
+    assert said["/players/1/cards"] == "13 lá rời (cards) phải có 13 lá, nhưng ở đây có 1 lá"
+    status, body = answer(OPERATIONS["score"], b"  ", language="vi")
+    assert status == 400 and "JSON lines" not in dumps(body, "vi").decode()
+
+
+def test_a_bad_json_line_of_many_names_its_column_on_that_line_not_line_1() -> None:
+    """Review 6, item 18: "dòng 1" for input line 2 sent the reader to the wrong line."""
+    from service.bulk.jsonl import answer_line
+    from service.rulesets.operator_folder import catalogue_for
+
+    status, body = answer_line(OPERATIONS["score"], b'{"stake":\n', catalogue_for(None), {}, "vi")
+    detail = json.loads(dumps(body, "vi"))["detail"]
+    assert status == 400 and detail.startswith("JSON không hợp lệ ở cột 10 của dòng này: "), detail

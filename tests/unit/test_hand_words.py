@@ -17,7 +17,7 @@ import pytest
 from service.contract import RoomRejected
 from service.documents import score_document
 from service.game.hand_strengths import HAND_NAMES, Wheel
-from service.game.hand_words import spoken
+from service.game.hand_words import decided_said, deciding_rank, spoken
 from service.game.hands import hand_table, parse_hand
 from service.game.patterns import PATTERN_NAMES
 from service.serialize import dumps
@@ -31,7 +31,7 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
     a, b = table.evaluate(parse_hand(winner)), table.evaluate(parse_hand(loser))
     assert a > b, "the first hand must win"
     won, lost = spoken(a, b, wheel), spoken(b, a, wheel)
-    return f"{won.en} beats {lost.en}", f"{won.vi} thắng {lost.vi}"
+    return f"{won.en} beats {lost.en}", f"{won.vi} thắng {lost.vi}{decided_said(a, deciding_rank(a, b)).vi}"
 
 
 @pytest.mark.parametrize(
@@ -46,9 +46,13 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
         # same pair: the first kicker that differs decides
         ("KS KH 9D 5C 2H", "KD KC 7S 6C 3H", "pair of kings, kicker nine (K-K-9-5-2) beats pair of kings, kicker seven (K-K-7-6-3)",
          "đôi Già, lá lẻ 9 (K-K-9-5-2) thắng đôi Già, lá lẻ 7 (K-K-7-6-3)"),
-        # same top card in the front: read down to the card that decided
+        # same top card in the front: English reads down to the card that decided, Vietnamese names the top
+        # card and says which card decided (review 6, item 27: "mậu thầu 10-9" is no way players talk)
         ("TS 9H 4D", "TD 8C 4S", "ten-nine high (10-9-4) beats ten-eight high (10-8-4)",
-         "mậu thầu 10-9 (10-9-4) thắng mậu thầu 10-8 (10-8-4)"),
+         "mậu thầu 10 (10-9-4) thắng mậu thầu 10 (10-8-4), hơn ở lá thứ hai"),
+        # a high card named by its ranks alone still shows its cards (review 6, item 26)
+        ("6S 5H 4D", "6D 5C 3S", "six-five-four high (6-5-4) beats six-five-three high (6-5-3)",
+         "mậu thầu 6 (6-5-4) thắng mậu thầu 6 (6-5-3), hơn ở lá thứ ba"),
         # the first kicker ties too: every card down to the one that decided, none skipped
         ("KS KH 9D 6C 3H", "KD KC 9S 5C 2H", "pair of kings, kickers nine-six (K-K-9-6-3) beats pair of kings, kickers nine-five (K-K-9-5-2)",
          "đôi Già, lá lẻ 9-6 (K-K-9-6-3) thắng đôi Già, lá lẻ 9-5 (K-K-9-5-2)"),
@@ -60,10 +64,10 @@ def said(winner: str, loser: str, wheel: Wheel = "second") -> tuple[str, str]:
          "thú Già-9, lá lẻ 4 (K-K-9-9-4) thắng thú Già-9, lá lẻ 3 (K-K-9-9-3)"),
         # flushes: read from the top down to the card that decided
         ("AS JS 9S 5S 2S", "AH JH 8H 7H 6H", "flush, ace-jack-nine high (A-J-9-5-2) beats flush, ace-jack-eight high (A-J-8-7-6)",
-         "thùng Át-Bồi-9 (A-J-9-5-2) thắng thùng Át-Bồi-8 (A-J-8-7-6)"),
+         "thùng Át (A-J-9-5-2) thắng thùng Át (A-J-8-7-6), hơn ở lá thứ ba"),
         # the wheel is the second straight under wheel "second" (§2.2), and says so; read from the top down, as its cards
         ("AS 2H 3D 4C 5H", "KS QH JD TC 9H", "straight, five down to ace (5-4-3-2-A, second highest under this ruleset) beats straight, king down to nine (K-Q-J-10-9)",
-         "sảnh A-2-3-4-5 (theo bộ luật này lớn thứ nhì, chỉ sau sảnh 10 tới Át) thắng sảnh 9 tới Già (K-Q-J-10-9)"),
+         "sảnh A-2-3-4-5 (theo bộ luật này lớn thứ nhì, chỉ sau sảnh từ 10 đến Át) thắng sảnh từ 9 đến Già (K-Q-J-10-9)"),
         ("8S 8H 8D 5C 5H", "7S 7H 7D KC KH", "full house, eights full of fives (8-8-8-5-5) beats full house, sevens full of kings (7-7-7-K-K)",
          "cù lũ 8 đôi 5 (8-8-8-5-5) thắng cù lũ 7 đôi Già (7-7-7-K-K)"),
         ("AS AH AD AC 2H", "9S 9H 9D 9C KH", "four aces (A-A-A-A-2) beats four nines (9-9-9-9-K)",
@@ -84,7 +88,7 @@ def test_the_wheel_is_lowest_where_the_ruleset_says_so() -> None:
     assert english == (
         "straight, six down to two (6-5-4-3-2) beats straight, five down to ace (5-4-3-2-A, lowest under this ruleset)"
     )
-    assert vietnamese == "sảnh 2 tới 6 (6-5-4-3-2) thắng sảnh A-2-3-4-5 (nhỏ nhất theo bộ luật này)"
+    assert vietnamese == "sảnh từ 2 đến 6 (6-5-4-3-2) thắng sảnh A-2-3-4-5 (nhỏ nhất theo bộ luật này)"
 
 
 MACHINE_NAMES = re.compile("|".join(rf"\b{name}\b" for name in [*HAND_NAMES, *PATTERN_NAMES] if "_" in name))
@@ -121,6 +125,7 @@ def test_every_golden_chi_line_explains_itself(language: str) -> None:
             assert RANK.search(winner) and RANK.search(loser), line["explanation"]
             if line["hands"]["payee"] == line["hands"]["payer"]:
                 won_ranks, lost_ranks = (side.split(" (")[0] for side in (winner, loser))
-                assert won_ranks != lost_ranks, line["explanation"]  # the names differ by the deciding rank
+                decided = language == "vi" and ", hơn ở lá thứ " in loser  # a high card or flush named by its top
+                assert won_ranks != lost_ranks or decided, line["explanation"]  # the names differ by the deciding rank
             checked += 1
     assert checked > 300

@@ -14,6 +14,7 @@ covers). Each route is walked or said why not (ROUTES): a new route fails here u
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import re
@@ -28,6 +29,7 @@ from helpers import golden_cases
 from test_vietnamese_paths import english_in
 
 from service.cli import main
+from service.cli.commands import _parser
 from service.problem_types import PROBLEM_TYPES
 
 CASES = {c["name"]: c["request"] for c in golden_cases()}
@@ -94,9 +96,11 @@ def _texts(document: Any, member: str = "") -> Iterator[str]:
 CODES = re.compile(r"\b[a-z_]+ = [a-z_]+\b|\([a-z_]+\)")
 """Codes a Vietnamese sentence names as they are sent: a field with its value (``both_fouled = compare``),
 a knob's value in parentheses after its Vietnamese words ("cộng thêm vào (add)")."""
-NAMES = re.compile(r"JWK\s+Set|JSON\s+lines")
-"""Standard names of two words: RFC 7517's key set, the file format (argparse may wrap a line between them)."""
-LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl"}
+NAMES = re.compile(r"JWK\s+Set|signed-note|tlog-proof|checkpoint|tile|origin|PostgreSQL")
+"""Standard names: RFC 7517's key set (argparse may wrap a line between its two words; "JSON lines" is
+said "JSONL", sixth read); the C2SP specifications' names and terms for a transparency log (its checkpoint,
+tiles and origin line), and a database's name."""
+LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl", "log", "vkey", "monitor", "proof"}
 """English words a Vietnamese sentence says as names: "game", which Vietnamese has taken in (the glossary's
 "kết quả game đã ghi"); the commands and audit tables named as they are typed; programs."""
 
@@ -161,14 +165,19 @@ def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
     return out.out + out.err
 
 
-COMMANDS = ["arrange", "evaluate", "score", "verify", "rooms", "replay", "rulesets", "keys", "receipts", "serve"]
+COMMANDS = ["arrange", "evaluate", "score", "verify", "rooms", "replay", "rulesets", "keys", "receipts", "log", "serve"]
 
 
 def test_every_command_s_help_is_vietnamese(capsys: pytest.CaptureFixture[str]) -> None:
     helps = {"maubinh": _cli(capsys, "--help", "--lang", "vi")}
     for command in COMMANDS:
         helps[command] = _cli(capsys, command, "--help", "--lang", "vi")
-    for group, subcommands in (("rulesets", ()), ("keys", ("new", "check")), ("receipts", ("verify", "make"))):
+    for group, subcommands in (
+        ("rulesets", ()),
+        ("keys", ("new", "check")),
+        ("receipts", ("verify", "make")),
+        ("log", ("serve", "vkey", "check", "monitor", "proof")),
+    ):
         for sub in subcommands:
             helps[f"{group} {sub}"] = _cli(capsys, group, sub, "--help", "--lang", "vi")
     assert all(text.startswith("cách dùng: ") for text in helps.values()), helps
@@ -210,3 +219,62 @@ def test_every_built_in_choice_is_said_in_vietnamese_beside_its_english(client: 
                 assert choice["decision_vi"] and choice["reason_vi"], choice["id"]
                 choices += 1
     assert choices > 100
+
+
+def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: FlaskClient) -> None:
+    """Review 6, items 22-24: "front (chi 3 lá) mạnh hơn middle" put the fields' English in a rule
+    sentence (the detector allows the names, since errors quote them as fields); each ruleset's own label
+    says the hand, maubinh-bao's counting from the 3-card hand, and no placeholder is left."""
+    said = {}
+    for ruleset in ("maubinh-2020", "maubinh-bao", "maubinh-chi-at"):
+        for choice in client.get(f"/v1/rulesets/{ruleset}").get_json()["choices"]:
+            for member in ("decision_vi", "reason_vi"):
+                assert not re.search(r"\b(front|middle|back|automatic)\b|[{}]", choice[member]), choice[member]
+                said[ruleset, choice["id"], member] = choice[member]
+    fouls = {ruleset: text for (ruleset, _, _), text in said.items() if text.startswith("Bài chỉ binh lủng khi")}
+    assert fouls["maubinh-2020"].startswith(
+        "Bài chỉ binh lủng khi chi 3 (3 lá) mạnh hơn chi 2, hoặc chi 2 mạnh hơn chi 1"
+    )
+    assert fouls["maubinh-bao"].startswith("Bài chỉ binh lủng khi chi đầu (3 lá) mạnh hơn chi giữa, hoặc chi giữa")
+    page = _page_words(client.get("/docs/rules", headers=VI).get_data(as_text=True))
+    assert "chi 3 (3 lá) mạnh hơn chi 2" in page and "cùng các byte" not in page and "automatic" not in page
+    html = client.get("/docs/rules", headers=VI).get_data(as_text=True)
+    knobs = re.findall(r"<li><code>[a-z_]+\.[a-z_]+ = [^<]*</code>([^<]*)</li>", html)
+    assert len(knobs) > 20 and all(words.startswith(": ") for words in knobs)  # each knob says what it decides
+
+
+def _placeholders(parser: argparse.ArgumentParser) -> Iterator[str]:
+    """Every metavar a help page shows, through every subcommand's parser."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _placeholders(sub)
+        elif action.option_strings or action.dest != "help":
+            shown = (
+                action.metavar
+                if action.metavar is not None
+                else action.dest.upper()
+                if action.option_strings
+                else action.dest
+            )
+            if not action.choices and action.nargs != 0:
+                yield str(shown)
+
+
+def test_every_placeholder_of_the_help_is_vietnamese() -> None:
+    """Review 6, item 30: "-o FILE", "--keys JWKS", "thiếu đối số bắt buộc: PATH" in a Vietnamese help
+    page that elsewhere says "check TỆP…|THƯ MỤC"; argparse names an option's value by its metavar."""
+    shown = set(_placeholders(_parser("vi")))
+    assert "TỆP" in shown and "ĐƯỜNG DẪN" in shown
+    assert {word for word in shown if re.fullmatch(r"[A-Za-z_|. …]+", word)} == set()
+    english = set(_placeholders(_parser("en")))
+    assert {"FILE", "file", "JWKS", "PATH", "JOBS"} <= english  # English as it was
+
+
+def test_the_phrasebook_says_no_english_the_walk_cannot_reach() -> None:
+    """Review 6: "header", "worker" and "JSON lines" were in texts no route or command triggered."""
+    from service.texts import phrasebook
+
+    said = {key: re.sub(r"\{\w+\}", "", text) for key, text in phrasebook("vi").items()}  # a {field} is no word
+    leaked = {key: text for key, text in said.items() if re.search(r"\b(header|worker|JSON lines)\b", text)}
+    assert leaked == {}

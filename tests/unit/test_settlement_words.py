@@ -25,6 +25,8 @@ VARIANTS: list[Any] = [
     {"base": "maubinh-2020", "patch": {"scoop": {"basis": "chi", "sweep_multiplier": 2}}},
     {"base": "maubinh-2020", "patch": {"scoop": {"sweep_multiplier": 3, "sweep_pays": "total"}}},
     {"base": "maubinh-2020", "patch": {"aces": {"mode": "balance", "units_per_ace": 1, "room_size": 4}}},
+    {"base": "maubinh-2020", "patch": {"scoop": {"sweep_multiplier": 2}}},  # sập làng on the total
+    {"base": "maubinh-chi-at", "patch": {"aces": {"no_ace_pays": 3}}},  # a share that does not divide
 ]
 
 
@@ -79,7 +81,7 @@ def test_a_fouled_player_s_scoop_is_said_as_the_foul() -> None:
     for _, line in fouled:
         said = line["explanation"]
         assert "thắng cả 3 chi" not in said, said
-        opening = (f"{line['payer']} binh lủng nên", "bị tính binh lủng nên thua", "binh lủng nên bị tính sập")
+        opening = (f"{line['payer']} binh lủng nên", "bị tính binh lủng nên bị", "binh lủng nên bị tính sập")
         assert any(words in said for words in opening), said
 
 
@@ -105,6 +107,77 @@ def test_an_ace_line_says_the_whole_before_its_part() -> None:
     assert balance and all("thiếu 1 lá so với chuẩn" in said and "dư" in said for said in balance)
 
 
+def test_an_ace_share_names_no_one_paid_nothing_and_who_takes_the_remainder() -> None:
+    """Review 6, items 11, 12: no "P3 0 chi", no ledger jargon ("dòng này"), and "người đứng trước"
+    said as what it is, the first in the round (the request's order)."""
+    uneven = 0
+    for players, line in _lines("ace"):
+        said = line["explanation"]
+        assert "dòng này" not in said and re.search(r"\b0 chi", said) is None, said
+        if "không chia đều" in said:
+            uneven += 1
+            assert "người ghi trước trong ván" in said, said
+            order = list(players)
+            named = re.search(r"trở lên \(([^)]*)\)", said)
+            assert named is not None, said
+            collectors = named[1].split(", ")
+            assert collectors == sorted(collectors, key=order.index), said  # in the round's order
+        elif "chia đều cho" in said:
+            assert re.search(r"chia đều cho \S+ và \S+ \(mỗi người có từ \d lá Át trở lên\)", said), said
+    assert uneven
+
+
+def test_a_scoop_s_sum_is_a_sentence_of_its_own_and_names_the_bonus_in_it() -> None:
+    """Review 6, items 3, 4: "thắng cả 3 chi" (the hands) and "6 chi đã thua" (the unit) no longer meet in
+    one clause: the sum is its own sentence, and a lost amount above the 3 chi says the bonus is in it."""
+    for _, line in _lines("scoop"):
+        said = line["explanation"]
+        if line["rule"].startswith("scoop.sweep_pays"):
+            continue
+        _, _, second = said.partition(". ")
+        assert second and "bị sập ăn" not in said, said
+        lost = re.search(r"goài (\d+) chi đã thua", second)
+        if lost:
+            assert ("(kể cả chi thưởng)" in second) == (int(lost[1]) > 3), said
+
+
+def test_a_sweep_says_its_factor_as_the_product_players_reckon() -> None:
+    """Review 6, items 1, 2: "nhân đôi" beside "gấp 6" left the reader to work out 3 × 2 alone."""
+    swept = [line["explanation"] for _, line in _lines("scoop") if "bắt sập làng nên hệ số sập" in line["explanation"]]
+    assert len(swept) > 5
+    for said in swept:
+        factor = re.search(r"hệ số sập nhân (đôi|\d+): (\d+) × (\d+) = (\d+)", said)
+        assert factor is not None and "gấp" not in said, said
+        assert int(factor[2]) * int(factor[3]) == int(factor[4]) and factor[3] == {"đôi": "2"}.get(factor[1], factor[1])
+
+
+def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
+    """Review 6: an empty ledger tells the reader nothing; two equal instant wins compared no chi, so
+    "every chi tied" would be false there."""
+    spades, diamonds = (
+        ("KS KH 8S 6S 3H", "AS QS JS 9H 7S", "TS 5H 2S"),
+        ("KD KC 8D 6D 3C", "AD QD JD 9C 7D", "TD 5C 2D"),
+    )
+    tied = room("maubinh-2020", seat("P", " | ".join(spades)), seat("Q", " | ".join(diamonds)))
+    pairs = room("maubinh-2020", seat("P", "6S 6H 7S 7H 9D | 4S 4H 5S 5H 2S | 2H 3S 3H"),
+                 seat("Q", "6D 6C 7D 7C 9C | 4D 4C 5D 5C 2D | 2C 3D 3C"))  # fmt: skip
+    said = {}
+    for name, request in (("tied", tied), ("pairs", pairs)):
+        for language in ("en", "vi"):
+            body = json.loads(dumps(score_document(request, None, language), language))  # type: ignore[arg-type]
+            assert body["ledger"] == []
+            said[name, language] = body["explanation"]
+    assert said["tied", "vi"] == "Không ai trả ai: mọi cặp đều hòa ở cả 3 chi."
+    assert (
+        said["pairs", "vi"]
+        == "Không ai trả ai: P và Q cùng thắng trắng, ngang nhau, nên không ai ăn ai và không so chi."
+    )
+    assert (
+        said["pairs", "en"]
+        == "Nobody pays: P and Q hold instant wins of equal rank, so neither pays and no chi is compared."
+    )
+
+
 def test_two_instant_wins_name_both() -> None:
     """Review 5, items 10, 11: the loser's own instant win is named, and the difference has a subject."""
     case = next(c for c in golden_cases() if c["name"] == "maubinh-2020/n3/instant-double")["request"]
@@ -119,12 +192,32 @@ def test_two_instant_wins_name_both() -> None:
 
 
 def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
-    """Review 5, items 5, 6: "chi cuối" is the 3-card hand to most players; bao's is the 5-card one."""
+    """Review 5, items 5, 6: "chi cuối" is the 3-card hand to most players; bao's is the 5-card one. Review
+    6, item 29: every ruleset's lines say the size alike."""
     cases = {c["name"]: c["request"] for c in golden_cases()}
     fouled = json.loads(dumps(score_document(cases["maubinh-bao/n2/fouled"], None, "vi"), "vi"))["ledger"]
     assert [line["explanation"].split(":")[0] for line in fouled[:3]] == [
         "Chi cuối (5 lá)", "Chi giữa (5 lá)", "Chi đầu (3 lá)"
     ]  # fmt: skip
+    plain = json.loads(dumps(score_document(cases["maubinh-2020/n2/fouled"], None, "vi"), "vi"))["ledger"]
+    assert [line["explanation"].split(":")[0] for line in plain[:3]] == ["Chi 1 (5 lá)", "Chi 2 (5 lá)", "Chi 3 (3 lá)"]
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
     assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
     assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
+
+
+def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
+    """Review 6, item 21: ``rule_text`` was a bare field path for every step but chi; each path now
+    follows its words in brackets, and the fallback for a field with no words is never needed."""
+    seen = set()
+    for _, ledger in LEDGERS:
+        for line in ledger:
+            said, rule = line["rule_text"], line["rule"]
+            paths = re.findall(r"[a-z_]+(?:\.[a-z_]+|\[[^\]]*\])+", rule.replace("docs/rules.md", ""))
+            for path in paths:
+                assert re.search(rf"\w \({re.escape(path)}\)", said), said
+            bare = re.sub(r"\([^()]*(?:\[[^\]]*\][^()]*)*\)", "", said)
+            assert not re.search(r"\b[a-z_]+\.[a-z_]+", bare.replace("docs/rules.md", "")), said
+            assert "trường của bộ luật" not in said, said
+            seen.add(line["step"])
+    assert seen == {"instant_win", "chi", "bonus", "scoop", "foul", "ace"}

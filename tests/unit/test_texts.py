@@ -23,7 +23,7 @@ from service.texts import LANGUAGES, Text, localize, phrasebook
 
 SERVICE = Path(__file__).resolve().parents[2] / "service"
 KEY = re.compile(
-    r"^(advisor|answer|page|ledger|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report|oserror|setting|callers|keys|receipts|replay|table)\.[A-Za-z0-9_]+$"
+    r"^(advisor|answer|page|ledger|rule|foul_reason|fault|card|ruleset|bad_json|step|verify|problem|cli|report|oserror|setting|callers|keys|receipts|replay|table|tlog)\.[A-Za-z0-9_]+$"
 )
 TEXT_FIELDS = {"explanation", "rule_text", "title", "detail", "message", "field"}  # field: arrange's model.field
 """The human-readable fields of every answer; everything else is a machine field."""
@@ -86,13 +86,20 @@ def test_viewer_templates_ask_only_for_fields_the_english_names() -> None:
 MORE_FIELDS = {
     "ruleset.schema_": {"value", "expected"},  # rulesets.schema_text: English quotes jsonschema instead
     # Vietnamese says the sum a support agent reads aloud, who pays, and a fouled loser's scoop as a foul
-    "ledger.scoop_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
-    "ledger.sweep_": {"times", "extra", "units", "won", "gap", "pays", "sweep_by", "fouled"},
-    "ledger.foul_": {"extra", "units", "winner", "gap", "pays"},
+    # and the bonus inside a lost amount above 3 chi, and a sweep's factor as a product (review 6)
+    "ledger.scoop_": {"times", "extra", "units", "won", "gap", "pays", "with_bonus"},
+    "ledger.sweep_": {"times", "extra", "units", "gap", "pays", "sweep_by", "sweep_opening", "factor", "with_bonus"},
+    "ledger.foul_": {"extra", "units", "winner", "gap", "pays", "with_bonus"},
     "ledger.no_ace": {"units"},
     "cli.summary": {"done"},  # "đã tính 300 ván: 249 xong, 51 bị từ chối", as verify's summary counts
     "ledger.ace_balance": {"payer_owes", "payee_gets"},  # a payer's whole balance, before this line's part
     "ledger.scooped_by_": {"loser"},  # Vietnamese names who was scooped
+    # an expected value as "ăn 1,25" or "thua 1,21", never a negative win (review 6, items 5, 7)
+    "answer.split": {"gain", "most"},
+    "answer.declare": {"declared_gain", "played_gain"},
+    "answer.do_not_declare": {"declared_gain", "played_gain"},
+    "verify.owes_and_is_owed": {"debtors"},  # each debtor its own clause (review 6, item 9)
+    "ledger.chi": {"decided"},  # where two high cards or flushes named alike were decided (review 6, item 27)
 }
 """Fields the code gives that the English template does not use."""
 
@@ -167,7 +174,7 @@ def test_a_vietnamese_verify_explains_in_vietnamese() -> None:
     body = json.loads(dumps(verify_document({**room, "claimed": claimed}, None, "vi"), "vi"))
     assert body["result"]["ledger"][3]["explanation"].startswith("Q thắng cả 3 chi, bắt sập P")
     assert body["players"][0]["explanation"] == [
-        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả Q 6.000",
+        "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
         "sập: theo luật −6.000, game không ghi khoản này",
     ]
     assert body["players"][1]["explanation"] == [

@@ -1,0 +1,211 @@
+"""``maubinh log``: the transparency log of signed rulings (service/transparency/, docs/receipts.md).
+
+``serve`` runs the log as its own process; ``vkey`` says its verifier key; ``check OLD NEW`` proves a newer
+checkpoint extends an older one; ``monitor`` reads every entry and reports rounds ruled on two rooms and
+rulings signed by unknown keys; ``proof`` adds to a receipt the tlog-proof of each of its rulings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import threading
+from typing import Any
+
+from service.cli.receipts import verifier_of
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
+from service.texts import Language
+
+KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
+ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
+DIR_ENV = "MAUBINH_LOG_DIR"
+DATABASE_ENV = "MAUBINH_LOG_DATABASE_URL"
+DEFAULT_ORIGIN = "maubinh.example/log"
+
+
+def signer_of(path: str, origin: str) -> Any:
+    """The log's note signer: the Ed25519 key of a PEM file (as the service's signing key), named ``origin``."""
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
+    from service.transparency.note import Signer
+    from service.trust.signing import load_private_key
+
+    key = load_private_key(path)
+    return Signer(origin, key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()))
+
+
+def _serve(args: argparse.Namespace, language: Language) -> int:
+    from service.transparency.server import LogServer
+    from service.trust.signing import SigningKeyError
+
+    origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
+    key_file = os.environ.get(KEY_FILE_ENV)
+    try:
+        if not key_file:
+            raise SigningKeyError(f"{KEY_FILE_ENV} is not set")
+        signer = signer_of(key_file, origin)
+    except (SigningKeyError, ValueError) as error:
+        say("log serve", "tlog.no_key", language, why=str(error.args[0]))
+        return EXIT_USAGE
+    database = args.database or os.environ.get(DATABASE_ENV)
+    folder = args.dir or os.environ.get(DIR_ENV)
+    if database:
+        from service.transparency.postgres import PostgresStore
+
+        store: Any = PostgresStore(database)
+        where = "PostgreSQL"
+    elif folder:
+        from service.transparency.stores import FolderStore
+
+        store, where = FolderStore(folder), folder
+    else:
+        say("log serve", "tlog.no_store", language, dir=DIR_ENV, database=DATABASE_ENV)
+        return EXIT_USAGE
+    server = LogServer((args.host, args.port), store, signer, origin, args.interval)
+    said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.published}
+    say("log serve", "tlog.serving", language, host=args.host, port=str(server.server_address[1]), **said)
+    stopped = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        if not stopped.is_set():
+            stopped.set()
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server.serve_forever(poll_interval=0.2)
+    server.stop()
+    return 0
+
+
+def _check(args: argparse.Namespace, language: Language) -> int:
+    from service.transparency.merkle import ProofError
+    from service.transparency.note import NoteError, open_checkpoint
+    from service.transparency.reading import check_consistent, reader
+    from service.transparency.tiles import TreeFault
+
+    try:
+        verifier = verifier_of(args.vkey)
+        with open(args.old, "rb") as old_file, open(args.new, "rb") as new_file:
+            old = open_checkpoint(old_file.read(65536), verifier)
+            new = open_checkpoint(new_file.read(65536), verifier)
+        if new.size < old.size:
+            raise ProofError(f"the newer checkpoint holds {new.size} entries, fewer than the older's {old.size}")
+        check_consistent(reader(args.log), old, new)
+    except (NoteError, ProofError, TreeFault, OSError) as error:
+        say("log check", "tlog.inconsistent", language, why=str(error.args[-1]))
+        return EXIT_REJECTED
+    say("log check", "tlog.consistent", language, old=old.size, new=new.size)
+    return 0
+
+
+def _monitor(args: argparse.Namespace, language: Language) -> int:
+    from service.cli.receipts import _read_keys
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.ruling_log import Findings, LogIndex
+    from service.trust.signing import KeySet
+
+    try:
+        keys = set(KeySet.read(_read_keys(args.keys)).keys) if args.keys else None
+        read = reader(args.log)
+        checkpoint = latest(read, verifier_of(args.vkey))
+        findings = Findings()
+        LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root, lambda at, e: findings.see(at, e, keys))
+    except (NoteError, TreeFault, OSError, ValueError) as error:
+        say("log monitor", "tlog.unreadable", language, why=str(error.args[-1]))
+        return EXIT_REJECTED
+    report = findings.report() | {"checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex()}}
+    print(json.dumps(report, indent=1))
+    twice, unknown = len(report["rounds_scored_twice"]), sum(map(len, report["unknown_keys"].values()))
+    said = {"twice": twice, "unknown": unknown, "unreadable": len(report["unreadable_entries"])}
+    say("log monitor", "tlog.monitor_summary", language, entries=findings.entries, **said)
+    return EXIT_REJECTED if any(said.values()) else 0
+
+
+def _proof(args: argparse.Namespace, language: Language) -> int:
+    from service.support.strict_json import BadDocument, loads
+    from service.transparency.merkle import leaf_hash
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, prove_inclusion, reader
+    from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.ruling_log import LogIndex, receipt_statements
+
+    try:
+        with open(args.receipt, "rb") as file:
+            receipt = loads(file.read(64 * 1024 * 1024))
+        request = loads(receipt["request"]["body"])
+        rulings, _ = receipt_statements(receipt, request)
+        read = reader(args.log)
+        checkpoint = latest(read, verifier_of(args.vkey))
+        index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
+    except (BadDocument, NoteError, TreeFault, OSError, ValueError, KeyError, TypeError) as error:
+        say("log proof", "tlog.unreadable", language, why=str(error.args[-1]))
+        return EXIT_REJECTED
+    proofs = []
+    for k, ruling in enumerate(rulings):
+        at = index.indexes.get(leaf_hash(ruling)[:16])
+        if at is None:
+            say("log proof", "tlog.not_found", language, ruling=k, size=checkpoint.size)
+            return EXIT_REJECTED
+        proofs.append(prove_inclusion(read, checkpoint, at).text())
+    receipt["log"] = {"proofs": proofs}
+    print(json.dumps(receipt, ensure_ascii=False, indent=1))
+    say("log proof", "tlog.proof_written", language, proofs=len(proofs), size=checkpoint.size)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    language: Language = args.lang
+    command = {"serve": _serve, "check": _check, "monitor": _monitor, "proof": _proof}.get(args.log_command)
+    if command is not None:
+        return command(args, language)
+    try:  # vkey
+        origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
+        print(signer_of(args.key or os.environ.get(KEY_FILE_ENV, ""), origin).verifier.vkey)
+    except (OSError, ValueError) as error:
+        say("log vkey", "tlog.no_key", language, why=str(error.args[0]))
+        return EXIT_USAGE
+    return 0
+
+
+def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
+    language_option(log, language)
+    commands = log.add_subparsers(dest="log_command", required=True)
+    serve = commands.add_parser("serve", help=helped("cli.help_log_serve"))
+    serve.add_argument("--dir", metavar=helped("cli.metavar_dir"), help=helped("cli.help_log_dir"))
+    serve.add_argument("--database", metavar=helped("cli.metavar_url"), help=helped("cli.help_log_database"))
+    serve.add_argument("--host", default="127.0.0.1", metavar=helped("cli.metavar_host"), help=helped("cli.help_host"))
+    serve.add_argument(
+        "--port", type=int, default=8100, metavar=helped("cli.metavar_port"), help=helped("cli.help_port")
+    )
+    serve.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
+    serve.add_argument(
+        "--interval",
+        type=float,
+        default=0.5,
+        metavar=helped("cli.metavar_seconds"),
+        help=helped("cli.help_log_interval"),
+    )
+    vkey = commands.add_parser("vkey", help=helped("cli.help_log_vkey"))
+    vkey.add_argument("--key", metavar=helped("cli.metavar_pem"), help=helped("cli.help_log_key"))
+    vkey.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
+    check = commands.add_parser("check", help=helped("cli.help_log_check"))
+    check.add_argument("old", metavar=helped("cli.metavar_old"), help=helped("cli.help_log_checkpoint"))
+    check.add_argument("new", metavar=helped("cli.metavar_new"), help=helped("cli.help_log_checkpoint"))
+    monitor = commands.add_parser("monitor", help=helped("cli.help_log_monitor"))
+    monitor.add_argument("--keys", metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys"))
+    proof = commands.add_parser("proof", help=helped("cli.help_log_proof"))
+    proof.add_argument("receipt", metavar=helped("cli.metavar_file"), help=helped("cli.help_receipts_file"))
+    for parser in (check, monitor, proof):
+        parser.add_argument(
+            "--log", required=True, metavar=helped("cli.metavar_url_or_dir"), help=helped("cli.help_log_where")
+        )
+        parser.add_argument(
+            "--vkey", required=True, metavar=helped("cli.metavar_vkey"), help=helped("cli.help_log_vkey_given")
+        )
+    for parser in (serve, vkey, check, monitor, proof):
+        language_option(parser, language)

@@ -1,0 +1,177 @@
+"""The log's HTTP API, its own process (``maubinh log serve``): ``POST /add`` takes a bundle of entries
+and answers their indexes once they are durable; ``GET /checkpoint`` and ``GET /tile/…`` serve the tree
+as c2sp.org/tlog-tiles says; an integrator makes a new checkpoint at least once a second.
+
+A plain threaded server of the standard library rather than gunicorn: one process must own the
+sequence (one writer, entries numbered in one order), a request's work is a queue hand-off and a file
+read, and there is no Flask to host. Entries arriving together are sequenced together: one fsync (or
+one COMMIT) for every request waiting, so that durability costs per group, not per request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Final
+
+from service.transparency.integrate import Integrator, integrating
+from service.transparency.note import Signer
+from service.transparency.stores import Store
+from service.transparency.tiles import TreeFault, unbundle
+
+MAX_ADD_BYTES: Final = 8 * 1024 * 1024
+MAX_GROUP: Final = 50_000
+"""The most entries sequenced in one group (one fsync or COMMIT)."""
+TILE: Final = re.compile(
+    r"/tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])/(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
+)
+IMMUTABLE: Final = "public, max-age=31536000, immutable"
+logger = logging.getLogger("maubinh.log")
+
+
+@dataclass
+class _Waiting:
+    entries: list[bytes]
+    done: threading.Event = field(default_factory=threading.Event)
+    first: int = -1
+    error: Exception | None = None
+
+
+class Sequencer:
+    """Entries given from many threads, sequenced in groups by one: :meth:`add` returns once they are durable."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._queue: queue.Queue[_Waiting | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._loop, name="maubinh-log-sequencer", daemon=True)
+        self._thread.start()
+
+    def add(self, entries: list[bytes]) -> int:
+        waiting = _Waiting(entries)
+        self._queue.put(waiting)
+        waiting.done.wait()
+        if waiting.error is not None:
+            raise waiting.error
+        return waiting.first
+
+    def _loop(self) -> None:
+        while (head := self._queue.get()) is not None:
+            group, count = [head], len(head.entries)
+            while count < MAX_GROUP:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)
+                    break
+                group.append(more)
+                count += len(more.entries)
+            try:
+                first = self.store.sequence([entry for waiting in group for entry in waiting.entries])
+            except Exception as error:
+                logger.error("the store did not take %d entries: %s", count, error)
+                for waiting in group:
+                    waiting.error = error
+            else:
+                for waiting in group:
+                    waiting.first = first
+                    first += len(waiting.entries)
+            for waiting in group:
+                waiting.done.set()
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        self._thread.join(5)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: LogServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, status: int, body: bytes, content_type: str, cache: str = "no-store") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", cache)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _json(self, status: int, document: dict[str, Any]) -> None:
+        self._send(status, json.dumps(document).encode(), "application/json")
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        store = self.server.store
+        if path == "/checkpoint":
+            found = store.read("checkpoint")
+            if found is not None:
+                return self._send(200, found, "text/plain; charset=utf-8", "max-age=1")
+        elif TILE.fullmatch(path):
+            found = store.read(path[1:])
+            if found is not None:
+                return self._send(200, found, "application/octet-stream", IMMUTABLE)
+        elif path == "/healthz":
+            integrated = self.server.integrator.published
+            return self._json(200, {"size": integrated, "sequenced": store.sequenced()})
+        self._json(404, {"error": f"no such resource: {path[:100]}"})
+
+    do_HEAD = do_GET  # noqa: N815
+
+    def do_POST(self) -> None:
+        if self.path != "/add":
+            return self._json(404, {"error": "entries are added with POST /add"})
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            return self._json(411, {"error": "POST /add needs a Content-Length"})
+        if int(length) > MAX_ADD_BYTES:
+            self.close_connection = True
+            return self._json(413, {"error": f"a bundle of at most {MAX_ADD_BYTES} bytes"})
+        try:
+            entries = unbundle(self.rfile.read(int(length)))
+        except TreeFault as fault:
+            return self._json(400, {"error": f"the body is not an entry bundle: {fault.args[0]}"})
+        if not entries:
+            return self._json(400, {"error": "the bundle holds no entry"})
+        try:
+            first = self.server.sequencer.add(entries)
+        except Exception:
+            return self._json(503, {"error": "the log's store did not take the entries; try again"})
+        self._json(200, {"first": first, "count": len(entries)})
+
+
+class LogServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], store: Store, signer: Signer, origin: str, interval: float) -> None:
+        self.store = store
+        self.integrator = Integrator(store, signer, origin)
+        self.sequencer = Sequencer(store)
+        self.stopping = threading.Event()
+        self.integrator_thread = integrating(
+            self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
+        )
+        super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-request is no fault of the log's: said in one line, without a traceback."""
+        logger.warning("a request from %s ended early", client_address[0])
+
+    def stop(self) -> None:
+        """Stop taking requests, sequence what was taken, integrate it once more, close the store."""
+        self.shutdown()
+        self.server_close()
+        self.sequencer.stop()
+        self.stopping.set()
+        self.integrator_thread.join(10)
+        self.store.close()

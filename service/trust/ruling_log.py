@@ -1,0 +1,169 @@
+"""Signed rulings in the transparency log (service/transparency/): the statement each is logged as, and
+a receipt checked against the log (its tree read whole) or against the tlog-proof it carries.
+
+A statement is the canonical JSON (RFC 8785) of ``{round_id, room_digest, content_digest, keyid,
+created, route}``, one for each room an answer rules on: never the players' cards, only the room's
+digest. The service writes it from the answer it signed; a verifier writes the same bytes from the
+receipt, so a receipt's rulings are found in the log by their leaf hashes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from service.texts import Text
+from service.transparency.merkle import ProofError, leaf_hash
+from service.transparency.note import NoteError, Verifier
+from service.transparency.proof import TlogProof
+from service.transparency.tiles import TiledTree, TreeFault, check_tree
+from service.trust.canonical_json import canonical
+
+MERGE_DELAY: Final = 60
+"""Seconds within which a signed ruling is in the log's tree (docs/receipts.md, the log): a ruling absent
+from a tree that holds rulings signed this long after it was not logged as promised."""
+BATCH: Final = "/v1/score/batch"
+_ROOM_DIGEST: Final = re.compile(rb'"room_digest"\s*:\s*"(sha256:[0-9a-f]{64})"')
+_CREATED: Final = re.compile(r";created=([0-9]+)")
+_KEY_ID: Final = re.compile(r';keyid="([^"]*)"')
+NOT_IN_LOG: Final = "not_in_log"
+BAD_LOG_PROOF: Final = "bad_log_proof"
+
+
+def statement(round_id: Any, room: str, content_digest: str, keyid: str, created: int, route: str) -> bytes:
+    return canonical({
+        "round_id": round_id if isinstance(round_id, str) else None,
+        "room_digest": room, "content_digest": content_digest, "keyid": keyid, "created": created, "route": route,
+    })  # fmt: skip
+
+
+def statements(route: str, request: Any, body: bytes, content_digest: str, keyid: str, created: int) -> list[bytes]:
+    """The statements of one signed answer: a room each (a batch's in its order), each room's digest as
+    the answer states it, its round as the request names it."""
+    digests = [m.decode() for m in _ROOM_DIGEST.findall(body)]
+    if route == BATCH:
+        rooms = request.get("rooms") if isinstance(request, dict) else None
+        ids = [r.get("round_id") if isinstance(r, dict) else None for r in rooms] if isinstance(rooms, list) else []
+        if len(ids) != len(digests):
+            ids = [None] * len(digests)
+    else:
+        ids = [request.get("round_id") if isinstance(request, dict) else None] * len(digests)
+    return [statement(i, d, content_digest, keyid, created, route) for i, d in zip(ids, digests, strict=True)]
+
+
+def receipt_statements(receipt: Mapping[str, Any], request: Any) -> tuple[list[bytes], int]:
+    """The statements the service logged for the answer a receipt holds (already checked), and its ``created``."""
+    headers = {str(k).lower(): v for k, v in receipt["response"]["headers"].items()}
+    signature_input = headers.get("signature-input", "")
+    created, keyid = _CREATED.search(signature_input), _KEY_ID.search(signature_input)
+    when = int(created[1]) if created else 0
+    body = receipt["response"]["body"].encode("utf-8", "surrogatepass")
+    found = statements(receipt["request"]["path"], request, body, headers.get("content-digest", ""),
+                       keyid[1] if keyid else "", when)  # fmt: skip
+    return found, when
+
+
+@dataclass
+class LogIndex:
+    """A log's tree read whole and checked (every tile recomputed from the entries, the root against a
+    checkpoint whose note verifies): each entry's index by its leaf hash, and the latest ``created`` it holds."""
+
+    size: int
+    indexes: dict[bytes, int] = field(default_factory=dict)
+    latest: int = 0
+
+    @classmethod
+    def of(cls, tree: TiledTree, root: bytes, seen: Any = None) -> LogIndex:
+        """``seen(index, entry)``, if given, is shown each entry (the monitor reads them so)."""
+        index = cls(tree.size)
+        for at, entry in check_tree(tree, root):
+            index.indexes[leaf_hash(entry)[:16]] = at
+            try:
+                created = orjson.loads(entry).get("created")
+            except (orjson.JSONDecodeError, AttributeError):
+                created = None
+            if type(created) is int and created > index.latest:
+                index.latest = created
+            if seen is not None:
+                seen(at, entry)
+        return index
+
+
+@dataclass(frozen=True)
+class InLog:
+    """What the log shows of a receipt's rulings: None for ``code`` when it passes, with what to add to
+    its verdict (``said``, or None)."""
+
+    code: str | None
+    said: Text | None
+
+
+def in_log(receipt: Mapping[str, Any], request: Any, index: LogIndex | None, verifier: Verifier | None) -> InLog:
+    """A receipt's rulings checked against the tlog-proofs it carries (``receipt["log"]["proofs"]``, one a
+    statement, with ``verifier``, no network) or else against ``index``: absent after the merge delay is
+    :data:`NOT_IN_LOG`."""
+    found, created = receipt_statements(receipt, request)
+    carried = receipt.get("log", {}).get("proofs") if isinstance(receipt.get("log"), dict) else None
+    if carried is not None and verifier is not None:
+        if not isinstance(carried, list) or len(carried) != len(found):
+            return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why="one proof a ruling"))
+        at = []
+        for text, ruling in zip(carried, found, strict=True):
+            if not isinstance(text, str):
+                return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why="a proof is text"))
+            try:
+                proof = TlogProof.parse(text)
+                proof.verify(ruling, verifier)
+            except (ProofError, NoteError) as error:
+                return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why=str(error.args[0])[:200]))
+            at.append(proof.index)
+        return InLog(None, Text("receipts.log_proven", indexes=", ".join(map(str, at))))
+    if index is None:
+        return InLog(None, None)
+    where = [index.indexes.get(leaf_hash(s)[:16]) for s in found]
+    if None not in where:
+        return InLog(None, Text("receipts.log_included", indexes=", ".join(map(str, where)), size=index.size))
+    if index.latest >= created + MERGE_DELAY:
+        missing = sum(1 for w in where if w is None)
+        return InLog(NOT_IN_LOG, Text("receipts.log_missing", missing=missing, rulings=len(found), size=index.size,
+                                      later=index.latest - created, delay=MERGE_DELAY))  # fmt: skip
+    return InLog(None, Text("receipts.log_pending", delay=MERGE_DELAY))
+
+
+@dataclass
+class Findings:
+    """What a monitor found reading every entry: rounds ruled on more than one room, rulings signed by a
+    key not in the published set, entries that are no statement."""
+
+    entries: int = 0
+    rooms: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    where: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    unknown_keys: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    unreadable: list[int] = field(default_factory=list)
+
+    def see(self, at: int, entry: bytes, keys: Iterable[str] | None) -> None:
+        self.entries += 1
+        try:
+            read = orjson.loads(entry)
+            round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
+        except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+            self.unreadable.append(at)
+            return
+        if isinstance(round_id, str):
+            self.rooms[round_id].add(room)
+            self.where[round_id].append(at)
+        if keys is not None and keyid not in keys:
+            self.unknown_keys[str(keyid)].append(at)
+
+    def report(self) -> dict[str, Any]:
+        twice = {r: {"rooms": sorted(d), "entries": self.where[r]} for r, d in self.rooms.items() if len(d) > 1}
+        return {"entries": self.entries, "rounds_scored_twice": twice, "unknown_keys": dict(self.unknown_keys),
+                "unreadable_entries": self.unreadable}  # fmt: skip
+
+
+__all__ = ["BAD_LOG_PROOF", "MERGE_DELAY", "NOT_IN_LOG", "Findings", "InLog", "LogIndex", "TreeFault", "in_log"]

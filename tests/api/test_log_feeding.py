@@ -1,0 +1,81 @@
+"""The service's side of the transparency log, in process: each signed answer hands its statements to
+the feeder as it leaves (one a room, a batch's in order), the same bytes a verifier writes from the
+answer's receipt; nothing without a signing key; a full queue drops and counts, never waits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import golden_cases
+
+from service.api import create_app
+from service.transparency.feeder import Feeder
+from service.trust.ruling_log import receipt_statements
+
+E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
+LOG = "http://127.0.0.1:9"  # nothing listens: the thread that would post is never started here
+
+
+@pytest.fixture
+def handed(monkeypatch: pytest.MonkeyPatch) -> list[list[bytes]]:
+    given: list[list[bytes]] = []
+    monkeypatch.setattr(Feeder, "submit", lambda self, statements: given.append(statements))
+    return given
+
+
+def signing_key(folder: Path) -> str:
+    pem = folder / "signing.pem"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(pem)], check=True, capture_output=True)
+    return str(pem)
+
+
+def receipt(path: str, body: dict[str, Any], answer: Any) -> dict[str, Any]:
+    headers = {k.lower(): v for k, v in answer.headers.items()}
+    return {"receipt": 1, "request": {"method": "POST", "path": path, "body": json.dumps(body)},
+            "response": {"status": answer.status_code, "headers": headers, "body": answer.get_data(as_text=True)}}  # fmt: skip
+
+
+def test_each_signed_ruling_is_handed_over_as_its_receipt_says_it(tmp_path: Path, handed: list[list[bytes]]) -> None:
+    client = create_app(
+        {"log_requests": False, "signing_key_file": signing_key(tmp_path), "log_url": LOG}
+    ).test_client()
+    sent = {**E1, "round_id": "t7-r1"}
+    answer = client.post("/v1/score", json=sent)
+    batch = {"rooms": [{**E1, "round_id": "b1"}, {**E1, "stake": 2}]}
+    batched = client.post("/v1/score/batch", json=batch)
+    refused = {**E1, "players": E1["players"][:1]}
+    refusal = client.post("/v1/score", json=refused)
+    client.get("/v1/rulesets")  # signs nothing, logs nothing
+    assert refusal.status_code == 422
+    wanted = [
+        receipt_statements(receipt(p, b, a), b)[0]
+        for p, b, a in (
+            ("/v1/score", sent, answer),
+            ("/v1/score/batch", batch, batched),
+            ("/v1/score", refused, refusal),
+        )
+    ]
+    assert handed == wanted
+    assert [json.loads(s)["round_id"] for s in handed[1]] == ["b1", None]
+    assert json.loads(handed[0][0])["room_digest"] == answer.get_json()["room_digest"]
+    assert b"AS" not in b"".join(handed[0])  # a digest of the room, never its cards
+
+
+def test_nothing_is_handed_over_unsigned_or_without_a_log(tmp_path: Path, handed: list[list[bytes]]) -> None:
+    for settings in ({"log_url": LOG}, {"signing_key_file": signing_key(tmp_path)}):
+        client = create_app({"log_requests": False, **settings}).test_client()
+        assert client.post("/v1/score", json=E1).status_code == 200
+    assert handed == []
+
+
+def test_a_full_queue_drops_and_counts_without_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[tuple[str, int]] = []
+    feeder = Feeder(LOG, lambda outcome, n: counted.append((outcome, n)), capacity=2)
+    monkeypatch.setattr(feeder, "_start", lambda: None)
+    feeder.submit([b"1", b"2", b"3"])
+    feeder.submit([b"4"])
+    assert counted == [("dropped", 1), ("queued", 2), ("dropped", 1)]

@@ -1,0 +1,145 @@
+"""The log in process, on a folder: what it integrates checks whole, a journal torn by a crash is cut
+and integrated again to the same bytes, and every tampering is refused: a tile's byte changed, an entry
+removed, a checkpoint rolled back or forked, a note signed by another key. And a receipt's rulings
+found in the log, missing from it past the merge delay, or proven by the proofs it carries."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from service.transparency.integrate import Integrator
+from service.transparency.merkle import ProofError, leaf_hash
+from service.transparency.note import NoteError, Signer, open_checkpoint
+from service.transparency.reading import check_consistent, latest, prove_inclusion, reader
+from service.transparency.stores import JOURNAL, FolderStore
+from service.transparency.tiles import TiledTree, TreeFault, check_tree, tile_path
+from service.trust.ruling_log import MERGE_DELAY, LogIndex, in_log, receipt_statements
+
+ORIGIN = "maubinh.test/log"
+SIGNER = Signer(ORIGIN, bytes(range(32)))
+VECTORS = json.loads((Path(__file__).resolve().parents[1] / "receipts" / "vectors.json").read_text("utf-8"))
+
+
+def grow(folder: Path, entries: list[bytes], steps: int = 3) -> Integrator:
+    """A log in ``folder`` given ``entries`` in ``steps`` groups, integrated after each."""
+    store = FolderStore(folder)
+    integrator = Integrator(store, SIGNER, ORIGIN)
+    cut = max(1, len(entries) // steps)
+    for k in range(0, len(entries), cut):
+        store.sequence(entries[k : k + cut])
+        integrator.integrate()
+    store.close()
+    return integrator
+
+
+def entries(n: int, tag: str = "e") -> list[bytes]:
+    return [f'{{"{tag}":{k}}}'.encode() for k in range(n)]
+
+
+def read_all(folder: Path) -> list[bytes]:
+    read = reader(str(folder))
+    checkpoint = latest(read, SIGNER.verifier)
+    return [entry for _, entry in check_tree(TiledTree(read, checkpoint.size), checkpoint.root)]
+
+
+def test_what_the_log_integrates_checks_whole_at_every_level(tmp_path: Path) -> None:
+    given = entries(70_000 // 100)  # 700: full level-0 tiles, a partial one, a partial level-1 tile
+    grow(tmp_path, given, steps=7)
+    assert read_all(tmp_path) == given
+    assert (tmp_path / tile_path(1, 0, 2)).is_file() and (tmp_path / tile_path("entries", 2, 188)).is_file()
+
+
+def test_a_restart_integrates_the_journals_rest_to_the_same_bytes(tmp_path: Path) -> None:
+    given = entries(600)
+    grow(tmp_path / "once", given, steps=1)
+    store = FolderStore(tmp_path / "twice")
+    Integrator(store, SIGNER, ORIGIN)
+    store.sequence(given[:300])
+    Integrator(store, SIGNER, ORIGIN).integrate()
+    store.sequence(given[300:])  # sequenced, then the process dies before integrating
+    store.close()
+    with open(tmp_path / "twice" / JOURNAL, "ab") as journal:
+        journal.write(b"\x00\x00\x00\x09torn")  # a record the crash cut short: never acknowledged
+    store = FolderStore(tmp_path / "twice")
+    assert store.sequenced() == 600
+    Integrator(store, SIGNER, ORIGIN).integrate()
+    store.close()
+    for name in ("checkpoint", tile_path(0, 1), tile_path("entries", 2, 88), tile_path(1, 0, 2)):
+        assert (tmp_path / "once" / name).read_bytes() == (tmp_path / "twice" / name).read_bytes(), name
+
+
+def test_a_changed_tile_byte_or_a_removed_entry_is_refused(tmp_path: Path) -> None:
+    grow(tmp_path / "log", entries(300))
+    for name, change in (
+        (tile_path(0, 0), lambda data: data[:100] + bytes([data[100] ^ 1]) + data[101:]),
+        (tile_path(1, 0, 1), lambda data: bytes(32)),
+        (tile_path("entries", 1, 44), lambda data: data[data.index(b"}") + 1 :]),  # its first entry removed
+        (tile_path("entries", 0), lambda data: data.replace(b'{"e":7}', b'{"e":8}')),
+    ):
+        copy = tmp_path / name.replace("/", "_")
+        shutil.copytree(tmp_path / "log", copy)
+        (copy / name).write_bytes(change((copy / name).read_bytes()))
+        with pytest.raises(TreeFault):
+            read_all(copy)
+
+
+def test_a_checkpoint_rolled_back_forked_or_signed_by_another_key_is_refused(tmp_path: Path) -> None:
+    grow(tmp_path / "log", entries(100), steps=1)
+    old = (tmp_path / "log" / "checkpoint").read_text()
+    grow(tmp_path / "fork", entries(100, "f"), steps=1)
+    forked = (tmp_path / "fork" / "checkpoint").read_text()
+    store = FolderStore(tmp_path / "log")
+    store.sequence(entries(50, "more"))
+    Integrator(store, SIGNER, ORIGIN).integrate()
+    read = reader(str(tmp_path / "log"))
+    new = latest(read, SIGNER.verifier)
+    check_consistent(read, open_checkpoint(old, SIGNER.verifier), new)  # append only: holds
+    with pytest.raises(ProofError):  # another tree of the same size
+        check_consistent(read, open_checkpoint(forked, SIGNER.verifier), new)
+    with pytest.raises(ProofError):  # a tree of 100 cannot extend one of 150: rolled back
+        check_consistent(read, new, open_checkpoint(old, SIGNER.verifier))
+    stranger = Signer(ORIGIN, bytes(32))
+    with pytest.raises(NoteError):
+        open_checkpoint(stranger.sign(new.text()), SIGNER.verifier)
+
+
+def vector_receipt() -> dict[str, object]:
+    return {"receipt": 1, "request": VECTORS["request"], "response": VECTORS["response"]}
+
+
+def test_a_receipts_ruling_is_found_missing_past_the_merge_delay_or_proven(tmp_path: Path) -> None:
+    receipt = vector_receipt()
+    request = json.loads(VECTORS["request"]["body"])
+    (ruling,), created = receipt_statements(receipt, request)
+    assert json.loads(ruling) == {
+        "round_id": "vector-1", "room_digest": VECTORS["room_digest"],
+        "content_digest": VECTORS["response"]["headers"]["content-digest"],
+        "keyid": "pksIOXuFhdBB4yqVMO6Bm6bBlk_1FwL-48voif6qhz8", "created": 1796083200, "route": "/v1/score",
+    }  # fmt: skip
+    assert b" " not in ruling and ruling.index(b'"content_digest"') < ruling.index(b'"created"')  # RFC 8785
+    later = json.dumps({"created": created + MERGE_DELAY}).encode()
+    grow(tmp_path / "without", [later], steps=1)
+    read = reader(str(tmp_path / "without"))
+    checkpoint = latest(read, SIGNER.verifier)
+    index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
+    assert in_log(receipt, request, index, SIGNER.verifier).code == "not_in_log"
+    index.latest = created + MERGE_DELAY - 1  # nothing in the log is that late: not yet due
+    assert in_log(receipt, request, index, SIGNER.verifier).code is None
+
+    grow(tmp_path / "with", [*entries(9), ruling, later], steps=1)
+    read = reader(str(tmp_path / "with"))
+    checkpoint = latest(read, SIGNER.verifier)
+    index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
+    assert index.indexes[leaf_hash(ruling)[:16]] == 9
+    assert in_log(receipt, request, index, SIGNER.verifier).code is None
+    proof = prove_inclusion(read, checkpoint, 9).text()
+    carried = {**receipt, "log": {"proofs": [proof]}}
+    assert in_log(carried, request, None, SIGNER.verifier).code is None  # no log at hand: the proof alone
+    bad = {**receipt, "log": {"proofs": [proof.replace("index 9", "index 8")]}}
+    assert in_log(bad, request, None, SIGNER.verifier).code == "bad_log_proof"
+    other = Signer(ORIGIN, bytes(32)).verifier
+    assert in_log(carried, request, None, other).code == "bad_log_proof"
