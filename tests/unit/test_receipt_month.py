@@ -101,7 +101,6 @@ def test_the_report_is_in_vietnamese_too(month: tuple[Path, Path, dict[str, list
     assert '<html lang="vi">' in page and "Kiểm tra biên nhận" in page and "không xác minh được" in page
 
 
-
 def test_rulings_checked_together_give_each_receipt_the_verdict_it_gets_alone(
     month: tuple[Path, Path, dict[str, list[int]]],
 ) -> None:
