@@ -358,8 +358,7 @@ def _settled(result: Any) -> Any:
 
 
 def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
-    """Each room a receipt's answer rules on, with what it answered for it: a verify receipt's room is
-    its request less the claim. The shapes are those :func:`_rooms_bound` has checked."""
+    """Each room a receipt rules on and its answer (a verify receipt's room: its request less the claim)."""
     if path == "/v1/score/batch":
         return list(zip(request["rooms"], answer["results"], strict=True))
     if path == "/v1/verify":
