@@ -77,6 +77,7 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
     from service.support.strict_json import loads
     from service.trust.receipt_lines import ReceiptLines
     from service.trust.receipts import _ledger, rescorer
+    from service.trust.rulings_in_bulk import Rulings
     from service.trust.signing import room_digest
 
     jwks = json.loads(keys.read_text())
@@ -99,7 +100,22 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
         return spent
 
     print(f"a receipt's stages, {len(lines):,} genuine score receipts, one process:")
-    whole = each("the whole check (ReceiptLines)", lambda k: checker(lines[k]))
+    start = time.perf_counter()
+    for k in range(0, len(lines), 1024):
+        checker.many(lines[k : k + 1024])
+    together = (time.perf_counter() - start) / len(lines) * 1e6
+    print(f"  {'the whole check, rulings together (1,024 at a time)':<52}: {together:6.1f} us")
+    rulings = Rulings(builtin_catalogue())
+    start = time.perf_counter()
+    for k in range(len(lines)):
+        rulings.take(requests[k], answers[k])
+    taking = (time.perf_counter() - start) / len(lines) * 1e6
+    start = time.perf_counter()
+    rulings.agreeing()
+    arrays = (time.perf_counter() - start) / len(lines) * 1e6
+    print(f"  {'  of which the rooms taken (their ledgers read)':<52}: {taking:6.1f} us")
+    print(f"  {'  of which the rules applied again, in arrays':<52}: {arrays:6.1f} us")
+    whole = each("the whole check, one receipt at a time", lambda k: checker(lines[k]))
     parts = [
         each("read the receipt (strict JSON)", lambda k: loads(lines[k])),
         each("content digest (SHA-256 of the answer)", lambda k: hashlib.sha256(receipts[k]["response"]["body"].encode()).digest()),
@@ -108,7 +124,7 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
         each("read the request (strict JSON)", lambda k: loads(receipts[k]["request"]["body"])),
         each("read the answer (orjson: its signature checked)", lambda k: orjson.loads(bodies[k])),
         each("room digest (canonical JSON, SHA-256)", lambda k: room_digest(requests[k])),
-        each("the rules applied again (validate, settle, compare)", lambda k: rescore("/v1/score", requests[k], answers[k])),
+        each("the rules applied again, room by room", lambda k: rescore("/v1/score", requests[k], answers[k])),
         each("  of which the answer's ledger read for comparison", lambda k: _ledger(answers[k])),
     ]  # fmt: skip
     print(f"  {'the rest (shape, rooms, money, records)':<52}: {whole - sum(parts[:-1]):6.1f} us")
