@@ -20,41 +20,29 @@ from typing import Any
 import numpy as np
 import orjson
 
-from service.contract import MAX_EXACT_AMOUNT, Rooms
+from service.contract import MAX_EXACT_AMOUNT
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.scoring import settle_many
-from service.validation.room_arrays import read_cards, read_room
+from service.validation.room_arrays import Seated, read_room
 
 
 @dataclass
 class _Group:
-    """The rooms of one ruleset and size read so far: each one's line, stake and claimed amounts (in
-    player order), and flat, room after room, its players' cards, status and declare."""
+    """The rooms of one ruleset and size read so far (:class:`Seated`): each one's line and claimed
+    amounts, in player order."""
 
-    ruleset: Ruleset
-    size: int
+    seated: Seated
     lines: list[int] = field(default_factory=list)
-    stakes: list[int] = field(default_factory=list)
     claimed: list[int] = field(default_factory=list)
-    cards: list[bytes] = field(default_factory=list)
-    status: list[int] = field(default_factory=list)
-    declare: list[bool] = field(default_factory=list)
 
     def agreeing(self) -> list[int]:
         """The lines whose claimed amounts are what the rules give: not a room whose cards are not all
         cards, all different (the per-room path refuses it), nor one a false declaration refuses."""
-        count = len(self.lines)
-        cards, readable = read_cards(b"".join(self.cards), count, self.size)
-        rooms = Rooms(
-            self.ruleset,
-            cards,
-            np.array(self.status, dtype=np.int8).reshape(count, self.size),
-            np.array(self.declare, dtype=bool).reshape(count, self.size),
-        )
+        rooms, readable, stakes = self.seated.rooms()
         units, refused = settle_many(rooms)
-        amounts = units * np.array(self.stakes, dtype=np.int64)[:, None]
-        claimed = np.array(self.claimed, dtype=np.int64).reshape(count, self.size)
+        amounts = units * stakes[:, None]
+        claimed = np.array(self.claimed, dtype=np.int64).reshape(len(self.lines), self.seated.size)
         agrees = np.logical_and.reduce(amounts == claimed, axis=-1) & readable & ~refused
         return [line for line, yes in zip(self.lines, agrees.tolist(), strict=True) if yes]
 
@@ -100,13 +88,10 @@ class Reader:
             return False
         group = self.groups.get((id(ruleset), size))
         if group is None:
-            group = self.groups[id(ruleset), size] = _Group(ruleset, size)
+            group = self.groups[id(ruleset), size] = _Group(Seated(ruleset, size))
         group.lines.append(number)
-        group.stakes.append(stake)
         group.claimed += claimed
-        group.cards.append(room.cards)
-        group.status += room.status
-        group.declare += room.declare
+        group.seated.add(stake, room)
         return True
 
     def agreeing(self) -> set[int]:

@@ -20,12 +20,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from service.contract import Rooms
 from service.game.hands import POSITIONS
-from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue
 from service.scoring import STEPS, settle_many_by_line
-from service.validation.room_arrays import read_cards, read_room
+from service.validation.room_arrays import Seated, read_room
 
 Lines = dict[tuple[str, str | None, int, int], int]
 """A room's ledger by (step, position, payer, payee), payer and payee by their place in the room."""
@@ -35,34 +33,23 @@ WHERE: Final = frozenset({None, *POSITIONS})
 
 @dataclass
 class _Group:
-    """The rooms of one ruleset and size taken so far: each one's ticket, stake, answered lines and amounts,
-    and flat, room after room, its players' cards, status and declare."""
+    """The rooms of one ruleset and size taken so far (:class:`Seated`): each one's ticket, answered
+    lines and amounts."""
 
-    ruleset: Ruleset
-    size: int
+    seated: Seated
     tickets: list[int] = field(default_factory=list)
-    stakes: list[int] = field(default_factory=list)
     lines: list[Lines] = field(default_factory=list)
     amounts: list[int] = field(default_factory=list)
-    cards: list[bytes] = field(default_factory=list)
-    status: list[int] = field(default_factory=list)
-    declare: list[bool] = field(default_factory=list)
 
     def agreeing(self) -> list[int]:
+        rooms, readable, stakes = self.seated.rooms()
         count = len(self.tickets)
-        cards, readable = read_cards(b"".join(self.cards), count, self.size)
-        rooms = Rooms(
-            self.ruleset,
-            cards,
-            np.array(self.status, dtype=np.int8).reshape(count, self.size),
-            np.array(self.declare, dtype=bool).reshape(count, self.size),
-        )
         flows, refused = settle_many_by_line(rooms)
         names = list(flows)
         paid = np.stack([flows[name] for name in names])  # (names, rooms, payer, payee)
         units = paid.sum(axis=(0, 2)) - paid.sum(axis=(0, 3))
-        amounts = np.array(self.amounts, dtype=np.int64).reshape(count, self.size)
-        agrees = (units * np.array(self.stakes, dtype=np.int64)[:, None] == amounts).all(axis=-1)
+        amounts = np.array(self.amounts, dtype=np.int64).reshape(count, self.seated.size)
+        agrees = (units * stakes[:, None] == amounts).all(axis=-1)
         agrees &= readable & ~refused
         found: list[Lines] = [{} for _ in range(count)]
         where = np.nonzero(paid)
@@ -110,16 +97,13 @@ class Rulings:
             return None
         group = self.groups.get((id(ruleset), size))
         if group is None:
-            group = self.groups[id(ruleset), size] = _Group(ruleset, size)
+            group = self.groups[id(ruleset), size] = _Group(Seated(ruleset, size))
         ticket = self.taken
         self.taken += 1
         group.tickets.append(ticket)
-        group.stakes.append(stake)
         group.lines.append(lines)
         group.amounts += amounts
-        group.cards.append(seated.cards)
-        group.status += seated.status
-        group.declare += seated.declare
+        group.seated.add(stake, seated)
         return ticket
 
     def agreeing(self) -> set[int]:

@@ -8,12 +8,12 @@ receipts checked in bulk (their rulings) read their rooms here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from service.contract import MAX_EXACT_AMOUNT, STATUSES
+from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
 from service.game.cards import SPELLINGS
 from service.game.patterns import tally
 from service.rulesets import Ruleset
@@ -131,3 +131,35 @@ def read_room(
         return None
     read = read_players(players, ruleset)
     return None if read is None else (ruleset, stake, read)
+
+
+@dataclass
+class Seated:
+    """The rooms of one ruleset and size read so far: each one's stake and, flat, room after room, its
+    players' cards, status and declare."""
+
+    ruleset: Ruleset
+    size: int
+    stakes: list[int] = field(default_factory=list)
+    cards: list[bytes] = field(default_factory=list)
+    status: list[int] = field(default_factory=list)
+    declare: list[bool] = field(default_factory=list)
+
+    def add(self, stake: int, players: Players) -> None:
+        self.stakes.append(stake)
+        self.cards.append(players.cards)
+        self.status += players.status
+        self.declare += players.declare
+
+    def rooms(self) -> tuple[Rooms, NDArray[np.bool_], NDArray[np.int64]]:
+        """The rooms as :func:`service.scoring.settle_many` reads them, which of them hold only cards,
+        all different (the per-room path refuses the others), and their stakes."""
+        count = len(self.stakes)
+        cards, readable = read_cards(b"".join(self.cards), count, self.size)
+        rooms = Rooms(
+            self.ruleset,
+            cards,
+            np.array(self.status, dtype=np.int8).reshape(count, self.size),
+            np.array(self.declare, dtype=bool).reshape(count, self.size),
+        )
+        return rooms, readable, np.array(self.stakes, dtype=np.int64)
