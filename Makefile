@@ -103,6 +103,8 @@ bench: $(DEV_STAMP)
 	$(BIN)/python bench/bulk.py
 	$(BIN)/python bench/receipts.py
 	$(BIN)/python bench/log.py
+	$(BIN)/python bench/signing.py
+	$(BIN)/python bench/signing.py --against log
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/tails.py
 	$(BIN)/python bench/instructions.py
