@@ -2,7 +2,8 @@
 
 ``serve`` runs the log as its own process; ``vkey`` says its verifier key; ``check OLD NEW`` proves a newer
 checkpoint extends an older one; ``monitor`` reads every entry and reports rounds ruled on two rooms and
-rulings signed by unknown keys; ``proof`` adds to a receipt the tlog-proof of each of its rulings.
+rulings signed by unknown keys; ``proof`` adds to a receipt the tlog-proof of each of its rulings;
+``witness`` runs a witness that cosigns the checkpoints of the logs it follows, and ``cosign`` asks one to.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 from service.cli.receipts import verifier_of
@@ -23,6 +25,8 @@ ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
 DIR_ENV = "MAUBINH_LOG_DIR"
 DATABASE_ENV = "MAUBINH_LOG_DATABASE_URL"
 DEFAULT_ORIGIN = "maubinh.example/log"
+WITNESS_KEY_FILE_ENV = "MAUBINH_WITNESS_KEY_FILE"
+DEFAULT_WITNESS = "maubinh.example/witness"
 
 
 def signer_of(path: str, origin: str) -> Any:
@@ -158,12 +162,68 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
     return 0
 
 
+def _cosigner(name: str | None, key: str | None) -> Any:
+    from service.transparency.witness import Cosigner
+
+    given = key or os.environ.get(WITNESS_KEY_FILE_ENV)
+    if not given:
+        raise ValueError(f"{WITNESS_KEY_FILE_ENV} is not set")
+    signer = signer_of(given, name or DEFAULT_WITNESS)
+    return Cosigner(signer.name, signer.seed)
+
+
+def _witness(args: argparse.Namespace, language: Language) -> int:
+    from service.transparency.witness import Witness, WitnessServer
+
+    try:
+        cosigner = _cosigner(args.name, None)
+        logs = {verifier.name: verifier for verifier in map(verifier_of, args.log_vkey)}
+        server = WitnessServer((args.host, args.port), Witness(Path(args.dir), logs, cosigner))
+    except (OSError, ValueError) as error:
+        say("log witness", "tlog.witness_unready", language, why=str(error.args[-1]))
+        return EXIT_USAGE
+    said = {"name": cosigner.name, "vkey": cosigner.key.vkey, "logs": ", ".join(sorted(logs))}
+    say("log witness", "tlog.witnessing", language, host=args.host, port=str(server.server_address[1]), **said)
+    signal.signal(signal.SIGTERM, lambda signum, frame: threading.Thread(target=server.shutdown).start())
+    server.serve_forever(poll_interval=0.2)
+    server.server_close()
+    return 0
+
+
+def _cosign(args: argparse.Namespace, language: Language) -> int:
+    from service.transparency.note import NoteError
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TreeFault
+    from service.transparency.witness import CosignerKey, request_cosignature
+
+    try:
+        read = reader(args.log)
+        checkpoint = latest(read, verifier_of(args.vkey))
+        given = args.witness_key
+        key = CosignerKey.parse(Path(given).read_text()[:4096] if os.path.isfile(given) else given)
+        status, body = request_cosignature(read, checkpoint, args.witness)
+        if status != 200:
+            raise NoteError(f"the witness answered {status}: {body.decode('utf-8', 'replace').strip()[:300]}")
+        cosigned = checkpoint.note + body.decode()
+        key.timestamp(cosigned)
+    except (NoteError, TreeFault, OSError, ValueError) as error:
+        say("log cosign", "tlog.not_cosigned", language, why=str(error.args[-1]))
+        return EXIT_REJECTED
+    print(cosigned, end="")
+    say("log cosign", "tlog.cosigned", language, name=key.name, size=checkpoint.size)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     language: Language = args.lang
-    command = {"serve": _serve, "check": _check, "monitor": _monitor, "proof": _proof}.get(args.log_command)
+    commands = {"serve": _serve, "check": _check, "monitor": _monitor, "proof": _proof, "witness": _witness}
+    command = (commands | {"cosign": _cosign}).get(args.log_command)
     if command is not None:
         return command(args, language)
     try:  # vkey
+        if args.witness:
+            print(_cosigner(args.origin, args.key).key.vkey)
+            return 0
         origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
         print(signer_of(args.key or os.environ.get(KEY_FILE_ENV, ""), origin).verifier.vkey)
     except (OSError, ValueError) as error:
@@ -193,6 +253,30 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
     vkey = commands.add_parser("vkey", help=helped("cli.help_log_vkey"))
     vkey.add_argument("--key", metavar=helped("cli.metavar_pem"), help=helped("cli.help_log_key"))
     vkey.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
+    vkey.add_argument("--witness", action="store_true", help=helped("cli.help_log_vkey_witness"))
+    witness = commands.add_parser("witness", help=helped("cli.help_log_witness"))
+    witness.add_argument("--dir", required=True, metavar=helped("cli.metavar_dir"), help=helped("cli.help_witness_dir"))
+    witness.add_argument(
+        "--log-vkey",
+        action="append",
+        required=True,
+        metavar=helped("cli.metavar_vkey"),
+        help=helped("cli.help_witness_log_vkey"),
+    )
+    witness.add_argument("--name", metavar=helped("cli.metavar_origin"), help=helped("cli.help_witness_name"))
+    witness.add_argument(
+        "--host", default="127.0.0.1", metavar=helped("cli.metavar_host"), help=helped("cli.help_host")
+    )
+    witness.add_argument(
+        "--port", type=int, default=8200, metavar=helped("cli.metavar_port"), help=helped("cli.help_port")
+    )
+    cosign = commands.add_parser("cosign", help=helped("cli.help_log_cosign"))
+    cosign.add_argument(
+        "--witness", required=True, metavar=helped("cli.metavar_url"), help=helped("cli.help_cosign_witness")
+    )
+    cosign.add_argument(
+        "--witness-key", required=True, metavar=helped("cli.metavar_vkey"), help=helped("cli.help_cosign_witness_key")
+    )
     check = commands.add_parser("check", help=helped("cli.help_log_check"))
     check.add_argument("old", metavar=helped("cli.metavar_old"), help=helped("cli.help_log_checkpoint"))
     check.add_argument("new", metavar=helped("cli.metavar_new"), help=helped("cli.help_log_checkpoint"))
@@ -200,12 +284,12 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
     monitor.add_argument("--keys", metavar=helped("cli.metavar_jwks"), help=helped("cli.help_receipts_keys"))
     proof = commands.add_parser("proof", help=helped("cli.help_log_proof"))
     proof.add_argument("receipt", metavar=helped("cli.metavar_file"), help=helped("cli.help_receipts_file"))
-    for parser in (check, monitor, proof):
+    for parser in (check, monitor, proof, cosign):
         parser.add_argument(
             "--log", required=True, metavar=helped("cli.metavar_url_or_dir"), help=helped("cli.help_log_where")
         )
         parser.add_argument(
             "--vkey", required=True, metavar=helped("cli.metavar_vkey"), help=helped("cli.help_log_vkey_given")
         )
-    for parser in (serve, vkey, check, monitor, proof):
+    for parser in (serve, vkey, check, monitor, proof, witness, cosign):
         language_option(parser, language)

@@ -31,11 +31,12 @@ class NoteError(ValueError):
     """A note, key or checkpoint that cannot be read or does not verify: ``args[0]`` says why."""
 
 
-def key_id(name: str, public: bytes) -> bytes:
-    return hashlib.sha256(name.encode() + b"\n" + bytes([ED25519]) + public).digest()[:4]
+def key_id(name: str, public: bytes, algorithm: int = ED25519) -> bytes:
+    """signed-note's key ID; ``algorithm`` is the signature type (0x04 for a tlog-cosignature's key)."""
+    return hashlib.sha256(name.encode() + b"\n" + bytes([algorithm]) + public).digest()[:4]
 
 
-def _name(name: str) -> str:
+def key_name(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise NoteError(f"a key name is not empty and holds no space nor '+': {name[:60]!r}")
     return name
@@ -70,7 +71,7 @@ class Verifier:
             raise NoteError("a verifier key's ID is 8 hex digits and its key base64") from None
         if len(hex_id) != 8 or len(raw) != 33 or raw[0] != ED25519:
             raise NoteError("not an Ed25519 verifier key (type 0x01 and 32 bytes)")
-        verifier = cls(_name(name), raw[1:])
+        verifier = cls(key_name(name), raw[1:])
         if verifier.key_id != wanted:
             raise NoteError("the verifier key's ID is not the hash of its name and key")
         return verifier
@@ -86,7 +87,7 @@ class Signer:
     @property
     def verifier(self) -> Verifier:
         public, _ = crypto_sign_seed_keypair(self.seed)
-        return Verifier(_name(self.name), public)
+        return Verifier(key_name(self.name), public)
 
     @classmethod
     def parse(cls, skey: str) -> Signer:
@@ -96,7 +97,7 @@ class Signer:
         raw = base64.b64decode(parts[4])
         if len(raw) != 33 or raw[0] != ED25519:
             raise NoteError("not an Ed25519 signer key")
-        signer = cls(_name(parts[2]), raw[1:])
+        signer = cls(key_name(parts[2]), raw[1:])
         if signer.verifier.key_id.hex() != parts[3]:
             raise NoteError("the signer key's ID is not the hash of its name and key")
         return signer

@@ -7,6 +7,7 @@ acknowledged; the same with the PostgreSQL store; and an independent verifier in
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -19,12 +20,13 @@ from typing import Any
 
 import pytest
 from helpers import golden_cases
-from server import start
+from server import free_port, start
 from tlog_server import MAUBINH, new_key, postgres_server, start_log, vkey, wait_integrated
 
 from service.transparency.note import Verifier
 from service.transparency.reading import latest, reader
 from service.transparency.tiles import TiledTree, bundle, check_tree
+from service.transparency.witness import CosignerKey
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -298,3 +300,55 @@ def test_the_independent_verifier_passes_the_specifications_vectors_and_refuses_
         ["node", str(NODE_VERIFIER.with_name("selftest.mjs"))], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_a_witness_cosigns_the_log_as_it_grows_and_refuses_a_fork(tmp_path: Path) -> None:
+    log_key, witness_key = new_key(tmp_path), new_key(tmp_path, "witness.pem")
+    verifier = vkey(log_key)
+    cosigner = maubinh("log", "vkey", "--witness", "--key", str(witness_key), "--origin", "witness.test/w1").stdout
+    log_base, log = start_log(log_key, ["--dir", str(tmp_path / "log")])
+    fork_base, fork = start_log(log_key, ["--dir", str(tmp_path / "fork")])
+    port = free_port()
+    witness = subprocess.Popen(
+        [MAUBINH, "log", "witness", "--dir", str(tmp_path / "w"), "--log-vkey", verifier, "--name", "witness.test/w1",
+         "--host", "127.0.0.1", "--port", str(port)],
+        env={**os.environ, "MAUBINH_WITNESS_KEY_FILE": str(witness_key)}, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    witness_base = f"http://127.0.0.1:{port}"
+
+    def add(base: str, entries: list[bytes]) -> None:
+        urllib.request.urlopen(urllib.request.Request(base + "/add", data=bundle(entries)), timeout=10).read()
+
+    def cosign(base: str) -> subprocess.CompletedProcess[str]:
+        return maubinh("log", "cosign", "--log", base, "--vkey", verifier, "--witness", witness_base,
+                       "--witness-key", cosigner.strip())  # fmt: skip
+
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(witness_base + "/healthz", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        add(log_base, [b"a", b"b", b"c"])
+        wait_integrated(log_base, 3)
+        first = cosign(log_base)
+        assert first.returncode == 0, first.stderr
+        assert abs(CosignerKey.parse(cosigner).timestamp(first.stdout) - time.time()) < 60
+        assert first.stdout.startswith("maubinh.test/log\n3\n") and first.stdout.count("\n\u2014 ") == 2
+        add(log_base, [b"d", b"e", b"f", b"g", b"h"])
+        wait_integrated(log_base, 8)
+        second = cosign(log_base)  # the client learns the size the witness holds (409), then proves 3 → 8
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.startswith("maubinh.test/log\n8\n")
+        add(fork_base, [b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"X", b"Y"])  # the same key, another tree
+        wait_integrated(fork_base, 9)
+        forked = cosign(fork_base)
+        assert forked.returncode == 1 and "422" in forked.stderr, forked.stderr
+        again = cosign(log_base)
+        assert again.returncode == 0 and again.stdout.startswith("maubinh.test/log\n8\n"), again.stderr
+    finally:
+        for process in (witness, log, fork):
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)

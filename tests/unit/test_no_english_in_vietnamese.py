@@ -100,7 +100,21 @@ NAMES = re.compile(r"JWK\s+Set|signed-note|tlog-proof|checkpoint|tile|origin|Pos
 """Standard names: RFC 7517's key set (argparse may wrap a line between its two words; "JSON lines" is
 said "JSONL", sixth read); the C2SP specifications' names and terms for a transparency log (its checkpoint,
 tiles and origin line), and a database's name."""
-LOANWORDS = {"game", "rooms", "replay", "publish", "differences", "gunicorn", "curl", "log", "vkey", "monitor", "proof"}
+LOANWORDS = {
+    "game",
+    "rooms",
+    "replay",
+    "publish",
+    "differences",
+    "gunicorn",
+    "curl",
+    "log",
+    "vkey",
+    "monitor",
+    "proof",
+    "witness",
+    "cosign",
+}
 """English words a Vietnamese sentence says as names: "game", which Vietnamese has taken in (the glossary's
 "kết quả game đã ghi"); the commands and audit tables named as they are typed; programs."""
 
@@ -176,7 +190,7 @@ def test_every_command_s_help_is_vietnamese(capsys: pytest.CaptureFixture[str]) 
         ("rulesets", ()),
         ("keys", ("new", "check")),
         ("receipts", ("verify", "make")),
-        ("log", ("serve", "vkey", "check", "monitor", "proof")),
+        ("log", ("serve", "vkey", "check", "monitor", "proof", "witness", "cosign")),
     ):
         for sub in subcommands:
             helps[f"{group} {sub}"] = _cli(capsys, group, sub, "--help", "--lang", "vi")
