@@ -13,3 +13,7 @@ def main() -> int:
     with kept():
         from service.cli import main as run_command
     return run_command()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
