@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from tlog_trees import ORIGIN, SIGNER, entries, grow
 
 from service.transparency.integrate import Integrator
 from service.transparency.merkle import ProofError, leaf_hash
@@ -19,25 +20,7 @@ from service.transparency.stores import JOURNAL, FolderStore
 from service.transparency.tiles import TiledTree, TreeFault, check_tree, tile_path
 from service.trust.ruling_log import MERGE_DELAY, LogIndex, in_log, receipt_statements
 
-ORIGIN = "maubinh.test/log"
-SIGNER = Signer(ORIGIN, bytes(range(32)))
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "receipts" / "vectors.json").read_text("utf-8"))
-
-
-def grow(folder: Path, entries: list[bytes], steps: int = 3) -> Integrator:
-    """A log in ``folder`` given ``entries`` in ``steps`` groups, integrated after each."""
-    store = FolderStore(folder)
-    integrator = Integrator(store, SIGNER, ORIGIN)
-    cut = max(1, len(entries) // steps)
-    for k in range(0, len(entries), cut):
-        store.sequence(entries[k : k + cut])
-        integrator.integrate()
-    store.close()
-    return integrator
-
-
-def entries(n: int, tag: str = "e") -> list[bytes]:
-    return [f'{{"{tag}":{k}}}'.encode() for k in range(n)]
 
 
 def read_all(folder: Path) -> list[bytes]:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from nacl.bindings import crypto_sign_open, crypto_sign_seed_keypair
+from tlog_trees import ORIGIN, SIGNER, entries, grow
 
 from service.transparency.merkle import consistency_proof
 from service.transparency.note import NoteError, Signer
 from service.transparency.reading import reader
 from service.transparency.tiles import TiledTree
 from service.transparency.witness import Cosigner, CosignerKey, Witness
-from tests.unit.test_tlog_log import ORIGIN, SIGNER, entries, grow
 
 COSIGNER = Cosigner("witness.test/w1", bytes(range(100, 132)))
 NOW = 1796083200
