@@ -189,7 +189,7 @@ PAIR_PAID_NOTHING: Final = {
 def _nothing_paid(result: Result) -> Text:
     """Why a room's ledger is empty, said: an empty list is no answer to a player who asks. Two equal
     instant wins pay nothing with no chi compared, so "every chi tied" is said only where it is true."""
-    if all(player.fouled for player in result.players):
+    if all(player.fouled for player in result.players) and all(p.settled_by == "both_fouled" for p in result.showdown):
         return Text("answer.nothing_paid_fouled", count=len(result.players), ruleset=result.room.ruleset.id)
     if all(pair.settled_by == "comparison" for pair in result.showdown):
         return Text("answer.nothing_paid")

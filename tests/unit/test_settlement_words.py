@@ -151,6 +151,22 @@ def test_a_sweep_says_its_factor_as_the_product_players_reckon() -> None:
         assert int(factor[2]) * int(factor[3]) == int(factor[4]) and factor[3] == {"đôi": "2"}.get(factor[1], factor[1])
 
 
+def test_a_sweep_paying_totals_says_what_it_multiplies() -> None:
+    """Seventh read: "mỗi nhà trả gấp đôi: ngoài 4 chi đã trả P" read as the whole paid twice, while the
+    loser had paid the scoop too and ends at three times: the line multiplies what was lost before scoops."""
+    totals = [line for _, line in _lines("scoop") if line["rule"].startswith("scoop.sweep_pays")]
+    assert totals
+    for line in totals:
+        said = re.fullmatch(
+            r"(\S+) bắt sập làng nên (\d+) chi (\S+) đã thua trước khi tính sập \(chưa kể tiền sập\) được tính "
+            r"(gấp đôi|gấp (\d+)): \3 trả thêm (?:\2 × (\d+) = )?(\d+) chi",
+            line["explanation"],
+        )
+        assert said is not None and said[1] == line["payee"] and said[3] == line["payer"], line["explanation"]
+        times = 2 if said[4] == "gấp đôi" else int(said[5])
+        assert int(said[2]) * (times - 1) == int(said[7]) == line["units"], line["explanation"]
+
+
 def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
     """Review 6: an empty ledger tells the reader nothing; two equal instant wins compared no chi, so
     "every chi tied" would be false there."""
@@ -161,13 +177,18 @@ def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
     tied = room("maubinh-2020", seat("P", " | ".join(spades)), seat("Q", " | ".join(diamonds)))
     pairs = room("maubinh-2020", seat("P", "6S 6H 7S 7H 9D | 4S 4H 5S 5H 2S | 2H 3S 3H"),
                  seat("Q", "6D 6C 7D 7C 9C | 4D 4C 5D 5C 2D | 2C 3D 3C"))  # fmt: skip
+    dragons = room("maubinh-2020", seat("P", "2S 3H 4S 5H 7S | AS KH QS JH 9S | TS 8H 6S"),
+                   seat("Q", "2D 3C 4D 5C 7D | AD KC QD JC 9D | TD 8C 6D"))  # fmt: skip
     said = {}
-    for name, request in (("tied", tied), ("pairs", pairs)):
+    for name, request in (("tied", tied), ("pairs", pairs), ("dragons", dragons)):
         for language in ("en", "vi"):
             body = json.loads(dumps(score_document(request, None, language), language))  # type: ignore[arg-type]
             assert body["ledger"] == []
             said[name, language] = body["explanation"]
     assert said["tied", "vi"] == "Không ai trả ai: mọi cặp đều hòa ở cả 3 chi."
+    assert said["dragons", "vi"] == (
+        "Không ai trả ai: P và Q cùng thắng trắng, ngang nhau, nên không ai ăn ai và không so chi."
+    )  # seventh read: both fouled, but the instant wins settled the pair, not the fouls
     assert (
         said["pairs", "vi"]
         == "Không ai trả ai: P và Q cùng thắng trắng, ngang nhau, nên không ai ăn ai và không so chi."
