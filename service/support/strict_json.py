@@ -134,7 +134,8 @@ def _compact(body: bytes) -> Any:
 def loads(body: bytes | str) -> Any:
     """Parse a request body or an operator's file, or raise :class:`BadDocument` saying why. A lone
     surrogate (``"\\ud800"``) is refused: no text holding one can be written as UTF-8."""
-    if isinstance(body, bytes) and body[:1] in (b"{", b"[") and (document := _compact(body)) is not None:
+    compact = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")  # orjson refuses a lone one
+    if compact[:1] in (b"{", b"[") and (document := _compact(compact)) is not None:
         return document
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
