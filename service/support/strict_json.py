@@ -126,7 +126,7 @@ def _compact(body: bytes) -> Any:
         document = orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-    if orjson.dumps(document) != body or not _plain(document, 0):
+    if not _plain(document, 0) or orjson.dumps(document) != body:  # _plain first: orjson writes 254 levels at most
         return None
     return document
 
