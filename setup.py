@@ -31,6 +31,7 @@ COMPILED = [
     "service/validation/room_arrays.py",
     "service/documents.py",
     "service/bulk/engine.py",
+    "service/trust/rulings_in_bulk.py",
 ]
 
 if os.environ.get("MAUBINH_PURE_PYTHON") == "1":

@@ -13,6 +13,8 @@ import sys
 from decimal import Decimal
 from typing import Any, Final
 
+import orjson
+
 from service.texts import Named, Text
 
 
@@ -99,9 +101,42 @@ def _lone_surrogate(document: Any) -> bool:
     return False
 
 
+FAST_DEPTH: Final = 32
+"""The deepest document the fast path reads; a deeper one goes to the strict reader."""
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """No float, no key longer than :data:`MAX_KEY_CHARS`, no deeper than :data:`FAST_DEPTH`."""
+    if isinstance(value, dict):
+        return depth <= FAST_DEPTH and all(
+            len(key) <= MAX_KEY_CHARS and _plain(member, depth + 1) for key, member in value.items()
+        )
+    if isinstance(value, list):
+        return depth <= FAST_DEPTH and all(_plain(item, depth + 1) for item in value)
+    return not isinstance(value, float)
+
+
+def _compact(body: bytes) -> Any:
+    """``body`` read by orjson when it is exactly orjson's own compact writing of what it read: a key
+    written twice (orjson keeps one), a number or an escape it writes otherwise, white space, all fail
+    that test, and a float, a long key or deep nesting are left to the strict reader too, so a document
+    taken here is one the strict reader takes, the same; else None. A month of receipt lines reads 3
+    times faster (bench/receipts.py --stages)."""
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not _plain(document, 0) or orjson.dumps(document) != body:  # _plain first: orjson writes 254 levels at most
+        return None
+    return document
+
+
 def loads(body: bytes | str) -> Any:
     """Parse a request body or an operator's file, or raise :class:`BadDocument` saying why. A lone
     surrogate (``"\\ud800"``) is refused: no text holding one can be written as UTF-8."""
+    compact = body if isinstance(body, bytes) else body.encode("utf-8", "surrogatepass")  # orjson refuses a lone one
+    if compact[:1] in (b"{", b"[") and (document := _compact(compact)) is not None:
+        return document
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as error:
@@ -122,6 +157,6 @@ def loads(body: bytes | str) -> Any:
         if str(error).startswith("Exceeds the limit"):  # Python reads no integer of more than 4,300 digits
             raise BadDocument(Text("bad_json.long_number", most=sys.get_int_max_str_digits())) from error
         raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
-    if SURROGATE_ESCAPE.search(text) and _lone_surrogate(document):  # the walk only when an escape is there
+    if "\\u" in text and SURROGATE_ESCAPE.search(text) and _lone_surrogate(document):  # the walk only after an escape
         raise BadDocument(Text("bad_json.lone_surrogate"))
     return document

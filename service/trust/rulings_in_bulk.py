@@ -123,9 +123,10 @@ def _lines(ledger: list[Any], ids: list[str], stake: int) -> Lines | None:
     a line is not one a ledger holds (its amount not its units times the stake, its units not positive)."""
     place = {who: k for k, who in enumerate(ids)}
     lines: Lines = {}
-    for line in ledger:
-        if type(line) is not dict:
+    for each in ledger:
+        if type(each) is not dict:
             return None
+        line: dict[str, Any] = each
         step, position, units, amount = line.get("step"), line.get("position"), line.get("units"), line.get("amount")
         payer, payee = place.get(line.get("payer")), place.get(line.get("payee"))  # type: ignore[arg-type]
         if step not in KEYS or position not in WHERE or payer is None or payee is None:

@@ -212,6 +212,34 @@ def test_documents_that_are_not_json(body: bytes) -> None:
         loads(body)
 
 
+@pytest.mark.parametrize(
+    "compact",
+    [
+        b'{"a":1,"a":2}',
+        b'{"a":{"b":1,"b":1}}',
+        b'{"' + b"k" * 257 + b'":1}',
+        b'{"a":"\\ud800"}',
+        b'{"a":10.000000000000000001}',
+        b'{"a":1.5,"b":[1,"\\u001f","\xc3\xa9"],"c":null}',
+        b'{"a":' + b"[" * 40 + b"]" * 40 + b"}",
+        b'{"a":' + b"9" * 30 + b"}",
+    ],
+)
+def test_a_compact_text_reads_as_the_same_text_with_white_space(compact: bytes) -> None:
+    """A compact text (as orjson writes it: strict_json's fast path) gets the verdict the strict reader
+    gives the same text spaced out: the same document, or the same refusal."""
+
+    def verdict(body: bytes) -> Any:
+        try:
+            return loads(body)
+        except BadDocument as refused:
+            return str(refused)
+
+    spaced = compact.replace(b'":', b'": ').replace(b",", b", ")
+    assert verdict(compact) == verdict(spaced) == verdict(compact.decode("utf-8"))
+    assert verdict(b'{"a":1,"a":2}') == "the key 'a' appears twice in one object"
+
+
 def test_json_pointer_escapes_unknown_keys() -> None:
     assert pointers({"ruleset": "maubinh-2020", "players": [], "a/b~c": 1})[-1] == "/a~1b~0c"
 
