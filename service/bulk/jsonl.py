@@ -15,6 +15,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, BinaryIO, Literal
 
 from service.bulk.engine import agreeing_lines
@@ -217,15 +218,11 @@ def _spools(out: BinaryIO | None, jobs: int) -> bool:
 
 def numbered_chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
     """Lines ``size`` at a time, each chunk with its first line's number (from 1)."""
-    chunk: list[bytes] = []
+    remaining = iter(lines)
     first = 1
-    for number, line in enumerate(lines, start=1):
-        chunk.append(line)
-        if len(chunk) == size:
-            yield first, chunk
-            first, chunk = number + 1, []
-    if chunk:
+    while chunk := list(islice(remaining, size)):
         yield first, chunk
+        first += len(chunk)
 
 
 def run(
