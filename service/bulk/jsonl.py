@@ -200,8 +200,12 @@ def _copy_spooled(path: str, out: BinaryIO) -> None:
     out.flush()
     with open(path, "rb") as spooled:
         size, sent = os.fstat(spooled.fileno()).st_size, 0
-        while sent < size:
-            sent += os.sendfile(out.fileno(), spooled.fileno(), sent, size - sent)
+        try:
+            while sent < size:
+                sent += os.sendfile(out.fileno(), spooled.fileno(), sent, size - sent)
+        except OSError:  # an output the kernel cannot splice to (EINVAL): the rest through Python
+            spooled.seek(sent)
+            shutil.copyfileobj(spooled, out)
     os.unlink(path)
 
 
