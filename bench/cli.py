@@ -5,6 +5,7 @@ Figures from one run, medians where repeated:
    instructions (valgrind: this host's speed drifts by 2x across a day, the count does not);
 2. `maubinh score --jsonl` over N four-player rooms with --jobs 1 and --jobs 2, in turn, a few
    rounds; the median of the rounds' speed-ups (goal >= 1.7x);
+   `maubinh verify --jsonl` likewise, over the same rooms with claims of the amounts score gave (all agree);
 3. `maubinh arrange --jsonl` (3 alternatives) over 200 hands: ms per hand from the CLI's own
    summary line, which times the lines and not the process start (goal <= 1.5 ms per hand), with
    --jobs 1 and with the default --jobs (the cores available).
@@ -96,8 +97,16 @@ def main() -> None:
          wall("score", "--jsonl", str(rooms), "--jobs", "2", "-o", out)[0])
         for _ in range(args.rounds)
     ]  # fmt: skip
-    jobs1, jobs2 = (statistics.median(p[k] for p in pairs) for k in (0, 1))
-    speedups = sorted(one / two for one, two in pairs)
+    claims = work / "claims.jsonl"
+    with open(out) as answers, claims.open("w") as written:
+        for room, line in zip(rooms.read_text().splitlines(), answers, strict=True):
+            amounts = {p["id"]: p["amount"] for p in json.loads(line)["players"]}
+            written.write(json.dumps({**json.loads(room), "claimed": {"amounts": amounts}}) + "\n")
+    verify_pairs = [
+        (wall("verify", "--jsonl", str(claims), "--jobs", "1", "-o", out)[0],
+         wall("verify", "--jsonl", str(claims), "--jobs", "2", "-o", out)[0])
+        for _ in range(args.rounds)
+    ]  # fmt: skip
     arranged = {
         jobs: [
             wall("arrange", "--jsonl", str(hands), "-o", out, *(("--jobs", "1") if jobs == 1 else ())) for _ in range(5)
@@ -115,9 +124,12 @@ def main() -> None:
     if args.against:
         print(f"  in turns with {args.against}: its median {theirs * 1000:.0f} ms; ours / its, median of"
               f" rounds {ratios[1]:.3f} (quartiles {ratios[0]:.3f}-{ratios[2]:.3f})")  # fmt: skip
-    print(f"maubinh score --jsonl, {args.rooms:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
-          f" ({args.rooms / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s):"
-          f" {statistics.median(speedups):.2f}x (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}; goal >= 1.7x)")  # fmt: skip
+    for command, timed in (("score", pairs), ("verify", verify_pairs)):
+        jobs1, jobs2 = (statistics.median(p[k] for p in timed) for k in (0, 1))
+        speedups = sorted(one / two for one, two in timed)
+        print(f"maubinh {command} --jsonl, {args.rooms:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
+              f" ({args.rooms / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s):"
+              f" {statistics.median(speedups):.2f}x (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}; goal >= 1.7x)")  # fmt: skip
     for jobs in arranged:
         label = "--jobs 1" if jobs == 1 else f"default --jobs ({jobs}, the cores)"
         print(f"maubinh arrange --jsonl, 200 hands, 3 alternatives, {label}: {per_hand[jobs]:.2f} ms per hand"

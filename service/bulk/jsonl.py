@@ -8,11 +8,14 @@ process, writing each answer as soon as it is made.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, BinaryIO, Literal
 
 from service.bulk.lines import Overlong, lines_of
@@ -74,6 +77,9 @@ class Worker:
     engine: bool = True
     """Verify's claims checked by the bulk engine first (MAUBINH_BULK_ENGINE=0: every line by the
     per-room path, as the bench compares them)."""
+    spool: str | None = None
+    """A folder where the worker leaves each chunk's text as a file, named by its first line, for the
+    parent to copy in the kernel (:func:`_copy_spooled`), rather than send it through the pool's pipe."""
 
 
 _worker: Worker | None = None
@@ -85,11 +91,12 @@ def _start_worker(
     language: Language = "en",
     defaults: dict[str, Any] | None = None,
     tables: bool = False,
+    spool: str | None = None,
 ) -> None:
     global _worker  # noqa: PLW0603 - one per worker process
     catalogue = catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None)
     engine = os.environ.get(ENGINE_ENV, "1") != "0"
-    _worker = Worker(name, catalogue, format, language, defaults or {}, tables, engine)
+    _worker = Worker(name, catalogue, format, language, defaults or {}, tables, engine, spool)
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,8 @@ class Chunk:
     """With tables: the chunk's rows, an Arrow IPC stream per table (:meth:`service.bulk.tables.Rows.encode`)."""
     requests: tuple[tuple[int, bytes], ...] = ()
     """With the tables format, verify: each disagreeing line's request, for the report's links."""
+    spooled: str = ""
+    """The file holding ``text`` instead, when the worker spools (:attr:`Worker.spool`)."""
 
 
 def traced(number: int, line: bytes, status: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -177,20 +186,48 @@ def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
         else:
             out.append(dumps(body, language) + b"\n")
     tables = rows.encode() if rows is not None else b""
-    return Chunk(b"".join(out), b"".join(aside), len(lines), refused, agreed, tables, tuple(requests))
+    text, spooled = b"".join(out), ""
+    if _worker.spool is not None and text:
+        spooled = os.path.join(_worker.spool, str(first))
+        with open(spooled, "wb") as spool:
+            spool.write(text)
+        text = b""
+    return Chunk(text, b"".join(aside), len(lines), refused, agreed, tables, tuple(requests), spooled)
+
+
+def _copy_spooled(path: str, out: BinaryIO) -> None:
+    """A spooled chunk's text onto ``out``, copied by the kernel (the parent's share of a run with
+    explained answers, some 10 KB a room, was mostly moving them: issue 56), and its file removed."""
+    out.flush()
+    with open(path, "rb") as spooled:
+        size, sent = os.fstat(spooled.fileno()).st_size, 0
+        try:
+            while sent < size:
+                sent += os.sendfile(out.fileno(), spooled.fileno(), sent, size - sent)
+        except OSError:  # an output the kernel cannot splice to (EINVAL): the rest through Python
+            spooled.seek(sent)
+            shutil.copyfileobj(spooled, out)
+    os.unlink(path)
+
+
+def _spools(out: BinaryIO | None, jobs: int) -> bool:
+    """Whether workers may spool their text for ``out``: several of them, and a file descriptor to copy to."""
+    if out is None or jobs <= 1:
+        return False
+    try:
+        out.fileno()
+    except (AttributeError, OSError):  # io.UnsupportedOperation is an OSError
+        return False
+    return True
 
 
 def numbered_chunks(lines: Iterable[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
     """Lines ``size`` at a time, each chunk with its first line's number (from 1)."""
-    chunk: list[bytes] = []
+    remaining = iter(lines)
     first = 1
-    for number, line in enumerate(lines, start=1):
-        chunk.append(line)
-        if len(chunk) == size:
-            yield first, chunk
-            first, chunk = number + 1, []
-    if chunk:
+    while chunk := list(islice(remaining, size)):
         yield first, chunk
+        first += len(chunk)
 
 
 def run(
@@ -213,20 +250,27 @@ def run(
     started = time.perf_counter()
     lines = refused = agreed = 0
     chunks = numbered_chunks(lines_of(source), _chunk_size(name, tables is not None, jobs))
-    arguments = (name, format, language, defaults, tables is not None)
-    with mapped(_answer_chunk, chunks, jobs, _start_worker, arguments) as results:
-        for chunk in results:
-            if tables is not None:
-                tables(chunk)
-            if out is not None:
-                out.write(chunk.text)
-                out.flush()
-            if chunk.aside and csv_aside is not None:
-                csv_aside.write(chunk.aside)
-                csv_aside.flush()
-            lines += chunk.lines
-            refused += chunk.refused
-            agreed += chunk.agreed
-            if progress is not None:
-                progress.update(chunk.lines)  # type: ignore[attr-defined]
+    spool = tempfile.mkdtemp(prefix="maubinh-spool-") if _spools(out, jobs) else None
+    arguments = (name, format, language, defaults, tables is not None, spool)
+    try:
+        with mapped(_answer_chunk, chunks, jobs, _start_worker, arguments) as results:
+            for chunk in results:
+                if tables is not None:
+                    tables(chunk)
+                if out is not None and chunk.spooled:
+                    _copy_spooled(chunk.spooled, out)
+                elif out is not None:
+                    out.write(chunk.text)
+                    out.flush()
+                if chunk.aside and csv_aside is not None:
+                    csv_aside.write(chunk.aside)
+                    csv_aside.flush()
+                lines += chunk.lines
+                refused += chunk.refused
+                agreed += chunk.agreed
+                if progress is not None:
+                    progress.update(chunk.lines)  # type: ignore[attr-defined]
+    finally:
+        if spool is not None:
+            shutil.rmtree(spool, ignore_errors=True)
     return Summary(lines, refused, time.perf_counter() - started, agreed)
