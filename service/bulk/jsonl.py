@@ -19,6 +19,7 @@ from itertools import islice
 from typing import Any, BinaryIO, Literal
 
 from service.bulk.lines import Overlong, lines_of
+from service.bulk.spans import Span, regular_path, span_lines, spans
 from service.bulk.spreadsheet import ledger_rows
 from service.bulk.tables import Rows, round_id_of
 from service.bulk.workers import mapped
@@ -143,14 +144,14 @@ def answer_line(
     return status, body
 
 
-def _answer_chunk(numbered: tuple[int, list[bytes]]) -> Chunk:
-    """One chunk, in a worker: its first line's number and its lines. An agreeing verify answer is
-    counted, not written."""
+def _answer_chunk(numbered: tuple[int, list[bytes]] | Span) -> Chunk:
+    """One chunk, in a worker: its first line's number and its lines, or a span of the input to read
+    them from. An agreeing verify answer is counted, not written."""
     assert _worker is not None
     csv, language = _worker.format == "csv", _worker.language
     operation = OPERATIONS[_worker.name]
     traces_answers = _worker.name == "verify"  # what verify writes are disagreements
-    first, lines = numbered
+    first, lines = (numbered.first, span_lines(numbered)) if isinstance(numbered, Span) else numbered
     out, aside = [], []
     rows = Rows(_worker.name) if _worker.tables else None
     requests = []
@@ -249,7 +250,11 @@ def run(
     prepare(name)
     started = time.perf_counter()
     lines = refused = agreed = 0
-    chunks = numbered_chunks(lines_of(source), _chunk_size(name, tables is not None, jobs))
+    size = _chunk_size(name, tables is not None, jobs)
+    path = regular_path(source) if jobs > 1 else None  # workers read their own spans of a file
+    chunks: Iterator[tuple[int, list[bytes]] | Span] = (
+        spans(path, size, share=jobs) if path else numbered_chunks(lines_of(source), size)
+    )
     spool = tempfile.mkdtemp(prefix="maubinh-spool-") if _spools(out, jobs) else None
     arguments = (name, format, language, defaults, tables is not None, spool)
     try:

@@ -19,12 +19,13 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 
 from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
 from service.bulk.rerolls import RoundIndex, is_suspect, rerolled
+from service.bulk.spans import Span, span_lines, spans
 from service.bulk.workers import mapped
 from service.texts import Language, Text
 
@@ -81,18 +82,52 @@ def holds_lines(path: str) -> bool:
     return path == "-" or path.endswith(LINES_SUFFIXES)
 
 
+Numbered = tuple[int, int, bytes]
+"""A receipt's file (its index in the run), its line, and its text."""
+
+
+class Shared(NamedTuple):
+    """A file's index and a span of its lines, which a worker reads itself."""
+
+    file: int
+    span: Span
+
+
 @dataclass
 class Inputs:
-    """The receipts of every file, numbered ``(file, line)``; each file's SHA-256 taken as it is read."""
+    """The receipts of every file, numbered ``(file, line)``; each file's SHA-256 taken as it is read.
+    With ``jobs`` > 1, a JSON-lines file goes to the workers as spans (:mod:`service.bulk.spans`)."""
 
     files: list[str]
     sha256: list[str] = field(default_factory=list)
+    jobs: int = 1
 
-    def receipts(self) -> Iterator[tuple[int, int, bytes]]:
+    def chunks(self) -> Iterator[list[Numbered] | Shared]:
+        """The receipts a worker's share at a time: up to :data:`CHUNK` of them or :data:`CHUNK_BYTES`."""
+        chunk: list[Numbered] = []
+        held = 0
+        for item in self.receipts():
+            if isinstance(item, Shared):
+                yield item
+                continue
+            chunk.append(item)
+            held += len(item[2])
+            if len(chunk) == CHUNK or held >= CHUNK_BYTES:
+                yield chunk
+                chunk, held = [], 0
+        if chunk:
+            yield chunk
+
+    def receipts(self) -> Iterator[Numbered | Shared]:
         import sys
 
         for index, path in enumerate(self.files):
             digest = hashlib.sha256()
+            if self.jobs > 1 and path != "-" and holds_lines(path):
+                for span in spans(path, CHUNK, digest.update, CHUNK_BYTES, self.jobs):
+                    yield Shared(index, span)
+                self.sha256.append(digest.hexdigest())
+                continue
             with open(path, "rb") if path != "-" else os.fdopen(os.dup(sys.stdin.fileno()), "rb") as source:
                 if holds_lines(path):
                     for number, line in enumerate(capped(source, seen=digest.update), start=1):
@@ -107,19 +142,6 @@ class Inputs:
             self.sha256.append(digest.hexdigest())
 
 
-def _chunks(receipts: Iterator[tuple[int, int, bytes]]) -> Iterator[list[tuple[int, int, bytes]]]:
-    chunk: list[tuple[int, int, bytes]] = []
-    held = 0
-    for item in receipts:
-        chunk.append(item)
-        held += len(item[2])
-        if len(chunk) == CHUNK or held >= CHUNK_BYTES:
-            yield chunk
-            chunk, held = [], 0
-    if chunk:
-        yield chunk
-
-
 _checker: Checker | None = None
 
 
@@ -128,9 +150,10 @@ def _start(make: Callable[[], Checker]) -> None:
     _checker = make()
 
 
-def _check_chunk(chunk: list[tuple[int, int, bytes]]) -> tuple[bytes, list[tuple[str, str]], int]:
+def _check_chunk(given: list[Numbered] | Shared) -> tuple[bytes, list[tuple[str, str]], int]:
     """A chunk's records as spool lines ``[file, line, record, rooms]``, and its rooms for the index."""
     assert _checker is not None
+    chunk = given if isinstance(given, list) else _read_span(given)
     out: list[bytes] = []
     named: list[tuple[str, str]] = []
     read = iter(_checker.many([text.rstrip(b"\r\n") for _, _, text in chunk if not isinstance(text, Overlong)]))
@@ -143,6 +166,11 @@ def _check_chunk(chunk: list[tuple[int, int, bytes]]) -> tuple[bytes, list[tuple
         out.append(orjson.dumps([index, number, record, rooms]))
         named += rooms
     return b"\n".join(out) + b"\n", named, len(chunk)
+
+
+def _read_span(shared: Shared) -> list[Numbered]:
+    numbered = enumerate(span_lines(shared.span), start=shared.span.first)
+    return [(shared.file, n, line) for n, line in numbered if isinstance(line, Overlong) or line.strip()]
 
 
 @dataclass
@@ -188,10 +216,10 @@ def run(
     """Check every receipt of ``files`` (:func:`inputs`) with what ``make`` makes (once a worker), then
     give each record to ``write(file, record)`` in input order (its ``line`` set); a summary comes back."""
     started = time.perf_counter()
-    source = Inputs(files)
+    source = Inputs(files, jobs=jobs)
     index = RoundIndex()
     with tempfile.TemporaryFile(prefix="maubinh-receipts-") as spool:
-        with mapped(_check_chunk, _chunks(source.receipts()), jobs, _start, (make,)) as results:
+        with mapped(_check_chunk, source.chunks(), jobs, _start, (make,)) as results:
             for text, named, count in results:
                 spool.write(text)
                 index.add(named)

@@ -221,10 +221,15 @@ def run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> 
                     out.write(dumps(body, args.lang) + b"\n")
                 return 0 if status == 200 and body.get("agrees", True) else EXIT_REJECTED
             from service.bulk import jsonl
+            from service.bulk.spans import SpanMoved
 
             progress = progress_bar(args.file, args.lang)
             aside = sys.stderr.buffer if csv else None
-            done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, request_defaults(args))
+            try:
+                done = jsonl.run(name, source, out, args.jobs, progress, aside, args.lang, request_defaults(args))
+            except SpanMoved as error:  # the workers read the file themselves
+                say(name, "cli.cannot_open", args.lang, file=args.file, error=os_error(error))
+                return EXIT_USAGE
             if progress is not None:
                 progress.close()
             return _summed_up(name, done, args.lang)

@@ -92,6 +92,7 @@ OS_ERRORS = {
     errno.ELOOP: "oserror.ELOOP",
     errno.EMFILE: "oserror.EMFILE",
     errno.EIO: "oserror.EIO",
+    errno.ESTALE: "oserror.ESTALE",
 }
 """The system's errors a file of the command line or of an operator's folder meets, in the phrasebook."""
 

@@ -1,0 +1,117 @@
+"""A regular file's lines shared between workers as spans, which each worker reads itself.
+
+With ``--jobs`` the parent used to read every line and send it down the pool's pipe, pickled, to be
+read again by a worker: per line, the Python of the parent's one core, while the workers waited on it
+(issue 56). A span is where a run of whole lines lies in the file and what number its first line has:
+the parent finds spans in blocks, counting their newlines in C, and each worker reads its span's lines
+through the same capped reader (:func:`service.bulk.lines.capped`), so the lines, their numbers and
+an overlong line's refusal are those of a read from end to end.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from service.bulk.lines import capped
+
+BLOCK = 1 << 20
+"""The parent's reads: a span ends at the last newline of the block that brings it to its size."""
+SAMPLE = 1 << 16
+"""The first bytes, whose mean line length turns a span's lines into its bytes."""
+
+
+class SpanMoved(OSError):
+    """The file a span names is no longer the one the parent read (replaced during the run)."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """Lines ``first`` to ``first + lines - 1`` of ``path``: ``length`` bytes from ``offset``."""
+
+    path: str
+    identity: tuple[int, int]
+    """The file's device and inode, as the parent read it."""
+    first: int
+    offset: int
+    length: int
+    lines: int
+
+
+def regular_path(stream: Any) -> str | None:
+    """A path a worker can open to read what ``stream`` reads, where that is a regular file read from
+    its start; None for a pipe, a terminal, a stream already read or one without a descriptor."""
+    try:
+        descriptor = stream.fileno()
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode) or stream.tell() != 0:
+            return None
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return None
+    return f"/dev/fd/{descriptor}"  # the workers are forked after it was opened: they hold the descriptor
+
+
+def _identity(status: os.stat_result) -> tuple[int, int]:
+    return status.st_dev, status.st_ino
+
+
+def spans(
+    path: str, lines: int, seen: Callable[[bytes], object] | None = None, most: int = 1 << 24, share: int = 1
+) -> Iterator[Span]:
+    """``path`` in spans of about ``lines`` lines at most (by the mean length of its first lines) and
+    ``most`` bytes, as many as a multiple of ``share`` (the workers: each gets as much, and none waits
+    on another's last span); ``seen`` is given every byte once, in order (a hash of the input)."""
+    with open(path, "rb") as source:
+        status = os.fstat(source.fileno())
+        identity = _identity(status)
+        sample = os.pread(source.fileno(), SAMPLE, 0)
+        size = max(1, min(most, lines * len(sample) // max(1, sample.count(b"\n"))))
+        count = math.ceil(math.ceil(status.st_size / size) / share) * share
+        size = max(1, math.ceil(status.st_size / max(1, count)))
+        first, start, counted = 1, 0, 0  # the span being found: from start, its newlines so far
+        end, boundary = 0, size  # where the block read ends; the span ends at the first line end past boundary
+        while block := source.read(BLOCK):
+            if seen is not None:
+                seen(block)
+            offset, end, at = end, end + len(block), 0  # at: where the block's newlines are yet to count
+            while boundary < end and (newline := block.find(b"\n", max(at, boundary - offset))) >= 0:
+                counted += block.count(b"\n", at, newline + 1)
+                at = newline + 1
+                yield Span(path, identity, first, start, offset + at - start, counted)
+                first, start, counted = first + counted, offset + at, 0
+                boundary = max(boundary + size, start + 1)
+            counted += block.count(b"\n", at)
+        if end > start:  # the last span; its last line may lack a newline
+            yield Span(path, identity, first, start, end - start, counted + (not _ends_line(source, end)))
+
+
+def _ends_line(source: Any, end: int) -> bool:
+    return os.pread(source.fileno(), 1, end - 1) == b"\n"
+
+
+class _Reader:
+    """A span's bytes as a stream, read in blocks from an open descriptor."""
+
+    def __init__(self, descriptor: int, offset: int, length: int) -> None:
+        self.descriptor, self.position, self.end = descriptor, offset, offset + length
+
+    def read(self, size: int) -> bytes:
+        block = os.pread(self.descriptor, min(size, self.end - self.position), self.position)
+        self.position += len(block)
+        return block
+
+
+def span_lines(span: Span) -> list[bytes]:
+    """A span's lines as :func:`service.bulk.lines.capped` reads them; :class:`SpanMoved` if its
+    file was replaced since the parent read it."""
+    descriptor = os.open(span.path, os.O_RDONLY)
+    try:
+        if _identity(os.fstat(descriptor)) != span.identity:
+            raise SpanMoved(errno.ESTALE, "the file was replaced while it was being read", span.path)
+        return list(capped(_Reader(descriptor, span.offset, span.length)))
+    finally:
+        os.close(descriptor)

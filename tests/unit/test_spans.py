@@ -1,0 +1,106 @@
+"""A file shared between workers as spans (issue 56): read span by span, its lines, their numbers and an
+overlong line's refusal are those of one read from end to end, whatever the spans' size."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from service.bulk import spans
+from service.bulk.lines import Overlong, capped
+
+
+def _read_by_spans(path: Path, lines: int) -> tuple[list[bytes], list[spans.Span]]:
+    found = list(spans.spans(str(path), lines))
+    read: list[bytes] = []
+    for span in found:
+        assert span.first == len(read) + 1, "each span's first line numbered after the lines before it"
+        got = spans.span_lines(span)
+        assert len(got) == span.lines
+        read += got
+    return read, found
+
+
+def _shape(lines: list[bytes]) -> list[tuple[str, bytes, int | None]]:
+    return [(type(line).__name__, bytes(line), getattr(line, "length", None)) for line in lines]
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"", b"\r\n"])
+@pytest.mark.parametrize("lines", [1, 3, 50, 100_000])
+def test_spans_read_as_the_whole_file_reads(tmp_path: Path, lines: int, ending: bytes) -> None:
+    rng = random.Random(lines)
+    body = [b"x" * rng.choice([0, 1, 5, 40, 300, 2_000]) + rng.choice([b"\n", b"\r\n"]) for _ in range(400)]
+    text = b"".join(body).rstrip(b"\r\n") + (ending or b"tail")  # "tail": a last line without its end
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(text)
+    whole = list(capped(io.BytesIO(text)))
+    read, found = _read_by_spans(path, lines)
+    assert _shape(read) == _shape(whole)
+    assert sum(span.length for span in found) == len(text)
+    if lines == 1:
+        assert len(found) > 100, "spans of about one line: many of them"
+
+
+def test_an_overlong_line_is_refused_alike_in_whatever_span_it_falls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MAUBINH_MAX_LINE_BYTES", "1000")
+    text = b"a\n" * 10 + b"b" * 5_000 + b"\n" + b"c\n" * 10 + b"d" * 3_000
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(text)
+    read, _ = _read_by_spans(path, 2)
+    assert _shape(read) == _shape(list(capped(io.BytesIO(text), 1_000)))
+    assert [line.length for line in read if isinstance(line, Overlong)] == [5_000, 3_000]
+
+
+def test_the_parent_sees_every_byte_once_in_order(tmp_path: Path) -> None:
+    text = b"".join(b"%d\n" % k for k in range(300_000))
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(text)
+    digest = hashlib.sha256()
+    found = list(spans.spans(str(path), 1_000, seen=digest.update))
+    assert digest.hexdigest() == hashlib.sha256(text).hexdigest()
+    assert sum(span.lines for span in found) == 300_000
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert list(spans.spans(str(tmp_path / "empty.jsonl"), 10)) == []
+
+
+def test_a_file_replaced_during_the_run_is_refused_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"a\nb\n")
+    (span,) = spans.spans(str(path), 10)
+    (tmp_path / "other.jsonl").write_bytes(b"z\nz\n")
+    os.replace(tmp_path / "other.jsonl", path)
+    with pytest.raises(spans.SpanMoved):
+        spans.span_lines(span)
+
+
+def test_only_a_regular_file_read_from_its_start_is_shared_as_spans(tmp_path: Path) -> None:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"a\nb\n")
+    with open(path, "rb") as source:
+        assert spans.regular_path(source) == f"/dev/fd/{source.fileno()}"
+        source.read(1)
+        assert spans.regular_path(source) is None, "already read: the rest is not the file"
+    reading, writing = os.pipe()
+    with os.fdopen(reading, "rb") as pipe, os.fdopen(writing, "wb"):
+        assert spans.regular_path(pipe) is None
+    assert spans.regular_path([b"a\n"]) is None
+    assert spans.regular_path(io.BytesIO(b"a\n")) is None
+
+
+@pytest.mark.parametrize("share", [2, 3])
+def test_spans_come_in_a_multiple_of_the_workers_of_about_one_size(tmp_path: Path, share: int) -> None:
+    """13 chunks of 8,192 lines gave one of two workers 7 and the other 6, its last a small one."""
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(b'{"room": %06d}\n' % k for k in range(100_000)))
+    found = list(spans.spans(str(path), 8_192, share=share))
+    assert len(found) % share == 0 and len(found) >= 100_000 / 8_192
+    sizes = sorted(span.lines for span in found)
+    assert sizes[-1] - sizes[0] <= 1 + 8_192 // 100, "no span much shorter than the rest"
+    assert sizes[-1] <= 8_192
