@@ -252,6 +252,9 @@ def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: F
     assert fouls["maubinh-bao"].startswith("Bài chỉ binh lủng khi chi đầu (3 lá) mạnh hơn chi giữa, hoặc chi giữa")
     page = _page_words(client.get("/docs/rules", headers=VI).get_data(as_text=True))
     assert "chi 3 (3 lá) mạnh hơn chi 2" in page and "cùng các byte" not in page and "automatic" not in page
+    # review 7, item 3: "chi sau mạnh hơn chi trước" said the opposite under labels counting from the front
+    assert "chi cuối phải mạnh hơn hoặc bằng chi giữa, chi giữa phải mạnh hơn hoặc bằng chi đầu" in page
+    assert "chi sau mạnh hơn chi trước là" not in page
     html = client.get("/docs/rules", headers=VI).get_data(as_text=True)
     knobs = re.findall(r"<li><code>[a-z_]+\.[a-z_]+ = [^<]*</code>([^<]*)</li>", html)
     assert len(knobs) > 20 and all(words.startswith(": ") for words in knobs)  # each knob says what it decides
