@@ -66,6 +66,15 @@ def _hand_named(attr: str | None) -> str | None:
     return HANDS_NAMED.get(attr or "", attr)
 
 
+def hand_named_by(labels: Mapping[str, str], named: Named) -> Named:
+    """A hand named as the room's ruleset labels it ("chi cuối (back)" where the 3-card hand is "Chi
+    đầu"): a card's fault is found before the ruleset is known, and named again once it is."""
+    if named is not HANDS_NAMED.get(named.en) or named.en not in labels:
+        return named
+    label = labels[named.en]
+    return Named(named.en, f"{label[:1].lower()}{label[1:]} ({named.en})")
+
+
 class Matches:
     def __init__(self, pattern: re.Pattern[str], key: str) -> None:
         self.pattern, self.key = pattern, key

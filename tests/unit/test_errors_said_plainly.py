@@ -42,7 +42,16 @@ def test_a_422_says_how_many_faults_and_names_a_hand_by_its_chi() -> None:
     short = {**E1, "players": [{**E1["players"][0], "back": E1["players"][0]["back"][:4]}, E1["players"][1]]}
     vi = _refused(short)
     assert vi["detail"] == "Yêu cầu có 1 lỗi (sai đặc tả API hoặc sai luật chơi); xem chi tiết trong “errors”."
-    assert vi["errors"][0]["message"] == "chi 1 (back) phải có 5 lá, nhưng ở đây có 4 lá"  # type: ignore[index]
+    assert vi["errors"][0]["message"] == "chi 1 (back) phải có đúng 5 lá, nhưng ở đây có 4 lá"  # type: ignore[index]
+
+
+def test_a_hand_s_fault_counts_the_chi_as_the_ruleset_labels_them() -> None:
+    """Review 7, item 4: "chi 1 (back)" under maubinh-bao, whose players count from the 3-card hand
+    ("Chi đầu"), so that "chi 1" reads as the front; the card's fault is found before the ruleset."""
+    short = {**E1, "ruleset": "maubinh-bao", "players": [{**E1["players"][0], "back": ["AS"]}, E1["players"][1]]}
+    vi = _refused(short)
+    assert vi["errors"][0]["message"] == "chi cuối (back) phải có đúng 5 lá, nhưng ở đây có 1 lá"  # type: ignore[index]
+    assert _refused(short, "en")["errors"][0]["message"] == "back needs 5 cards; it has 1"  # type: ignore[index]
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
@@ -118,7 +127,7 @@ def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -
     )
     short = {"id": "L", "status": "left", "cards": ["2C"]}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], short]})["errors"]}  # type: ignore[union-attr]
-    assert said["/players/1/cards"] == "13 lá rời (cards) phải có 13 lá, nhưng ở đây có 1 lá"
+    assert said["/players/1/cards"] == "13 lá rời (cards) phải có đúng 13 lá, nhưng ở đây có 1 lá"
     status, body = answer(OPERATIONS["score"], b"  ", language="vi")
     assert status == 400 and "JSON lines" not in dumps(body, "vi").decode()
 
