@@ -111,7 +111,7 @@ def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytes
 def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -> None:
     """Review 6, items 13, 14, 17, 19: a player who left may send its 13 cards, so one who sent both
     forms is told only that; "gửi hoặc … hoặc" was English word for word; "JSON lines" was English;
-    "cards" opened a sentence bare."""
+    "cards" opened a sentence bare. Review 7, item 5: the must ("phải") was missing."""
     left = {**E1["players"][1], "status": "left", "cards": ["2C"]}
     both = _refused({**E1, "players": [E1["players"][0], left]})
     said = {(e["pointer"], e["code"]): e["message"] for e in both["errors"]}  # type: ignore[union-attr]
@@ -122,7 +122,7 @@ def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -
     partial = {key: value for key, value in left.items() if key not in ("cards", "middle")}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], partial]})["errors"]}  # type: ignore[union-attr]
     assert said["/players/1/middle"] == (
-        "người chơi đã rời bàn (status 'left') gửi một trong hai: đủ ba chi back (chi 1), middle (chi 2) và "
+        "người chơi đã rời bàn (status 'left') phải gửi một trong hai: đủ ba chi back (chi 1), middle (chi 2) và "
         "front (chi 3), hoặc 13 lá trong cards"
     )
     short = {"id": "L", "status": "left", "cards": ["2C"]}
