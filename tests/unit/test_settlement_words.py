@@ -230,7 +230,7 @@ def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
 def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
     """Review 6, item 21: ``rule_text`` was a bare field path for every step but chi; each path now
     follows its words in brackets, and the fallback for a field with no words is never needed."""
-    seen = set()
+    seen, aces = set(), set()
     for _, ledger in LEDGERS:
         for line in ledger:
             said, rule = line["rule_text"], line["rule"]
@@ -241,4 +241,11 @@ def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
             assert not re.search(r"\b[a-z_]+\.[a-z_]+", bare.replace("docs/rules.md", "")), said
             assert "trường của bộ luật" not in said, said
             seen.add(line["step"])
+            if line["step"] == "ace":  # review 7, items 6-8: "mỗi lá Át thiếu hay dư tính" said no what
+                aces.update(re.findall(r"chi Át: [^(]*\(aces\.\w+\)", said))
     assert seen == {"instant_win", "chi", "bonus", "scoop", "foul", "ace"}
+    assert aces == {
+        "chi Át: số chi người không có Át phải đền (aces.no_ace_pays)",
+        "chi Át: số chi người có đủ 4 lá Át được nhận từ mỗi nhà (aces.four_aces_receives)",
+        "chi Át: số chi cho mỗi lá Át thiếu hay dư (aces.units_per_ace)",
+    }
