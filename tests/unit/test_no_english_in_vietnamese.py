@@ -258,6 +258,8 @@ def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: F
     html = client.get("/docs/rules", headers=VI).get_data(as_text=True)
     knobs = re.findall(r"<li><code>[a-z_]+\.[a-z_]+ = [^<]*</code>([^<]*)</li>", html)
     assert len(knobs) > 20 and all(words.startswith(": ") for words in knobs)  # each knob says what it decides
+    # review 7, item 9: "= false : không tính chi Át khi …" read as the rule in force, the opposite of false
+    assert "aces.skip_when_instant_win = false</code>: có bỏ chi Át khi có người thắng trắng không</li>" in html
 
 
 def _placeholders(parser: argparse.ArgumentParser) -> Iterator[str]:
