@@ -244,6 +244,8 @@ def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: F
         for choice in client.get(f"/v1/rulesets/{ruleset}").get_json()["choices"]:
             for member in ("decision_vi", "reason_vi"):
                 assert not re.search(r"\b(front|middle|back|automatic)\b|[{}]", choice[member]), choice[member]
+                words = re.sub(r"^[a-z_.]+ = [^:]*(: )?", "", choice[member])  # review 7: "timeout = as_arranged."
+                assert re.search("[^\x00-\x7f]", words), choice[member]  # in words, not only the config
                 said[ruleset, choice["id"], member] = choice[member]
     fouls = {ruleset: text for (ruleset, _, _), text in said.items() if text.startswith("Bài chỉ binh lủng khi")}
     assert fouls["maubinh-2020"].startswith(
