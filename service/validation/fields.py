@@ -56,7 +56,7 @@ HANDS_NAMED: Final = {
     "back": Named("back", "chi 1 (back)"),
     "middle": Named("middle", "chi 2 (middle)"),
     "front": Named("front", "chi 3 (front)"),
-    "cards": Named("cards", "13 lá rời (cards)"),
+    "cards": Named("cards", "bài chưa xếp (cards)"),
 }
 """A hand's field as a Vietnamese message names it: the chi players count (or the 13 bare cards), then the
 field it is sent in; never a bare field name opening the sentence."""

@@ -111,7 +111,8 @@ def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytes
 def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -> None:
     """Review 6, items 13, 14, 17, 19: a player who left may send its 13 cards, so one who sent both
     forms is told only that; "gửi hoặc … hoặc" was English word for word; "JSON lines" was English;
-    "cards" opened a sentence bare. Review 7, item 5: the must ("phải") was missing."""
+    "cards" opened a sentence bare. Review 7, item 5: the must ("phải") was missing; item 13: "13 lá rời
+    (cards) phải có 13 lá" said the 13 cards must be 13 cards."""
     left = {**E1["players"][1], "status": "left", "cards": ["2C"]}
     both = _refused({**E1, "players": [E1["players"][0], left]})
     said = {(e["pointer"], e["code"]): e["message"] for e in both["errors"]}  # type: ignore[union-attr]
@@ -127,7 +128,7 @@ def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -
     )
     short = {"id": "L", "status": "left", "cards": ["2C"]}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], short]})["errors"]}  # type: ignore[union-attr]
-    assert said["/players/1/cards"] == "13 lá rời (cards) phải có đúng 13 lá, nhưng ở đây có 1 lá"
+    assert said["/players/1/cards"] == "bài chưa xếp (cards) phải có đúng 13 lá, nhưng ở đây có 1 lá"
     status, body = answer(OPERATIONS["score"], b"  ", language="vi")
     assert status == 400 and "JSON lines" not in dumps(body, "vi").decode()
 
