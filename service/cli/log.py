@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from service.cli.receipts import verifier_of
+from service.cli.receipts import say_log_fault, verifier_of
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
 from service.texts import Language
 
@@ -99,7 +99,7 @@ def _check(args: argparse.Namespace, language: Language) -> int:
             raise ProofError(f"the newer checkpoint holds {new.size} entries, fewer than the older's {old.size}")
         check_consistent(reader(args.log), old, new)
     except (NoteError, ProofError, TreeFault, OSError) as error:
-        say("log check", "tlog.inconsistent", language, why=str(error.args[-1]))
+        say_log_fault("log check", "tlog.inconsistent", language, error)
         return EXIT_REJECTED
     say("log check", "tlog.consistent", language, old=old.size, new=new.size)
     return 0
@@ -120,7 +120,7 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
         findings = Findings()
         LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root, lambda at, e: findings.see(at, e, keys))
     except (NoteError, TreeFault, OSError, ValueError) as error:
-        say("log monitor", "tlog.unreadable", language, why=str(error.args[-1]))
+        say_log_fault("log monitor", "tlog.unreadable", language, error)
         return EXIT_REJECTED
     report = findings.report() | {"checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex()}}
     print(json.dumps(report, indent=1))
@@ -147,7 +147,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         checkpoint = latest(read, verifier_of(args.vkey))
         index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
     except (BadDocument, NoteError, TreeFault, OSError, ValueError, KeyError, TypeError) as error:
-        say("log proof", "tlog.unreadable", language, why=str(error.args[-1]))
+        say_log_fault("log proof", "tlog.unreadable", language, error)
         return EXIT_REJECTED
     proofs = []
     for k, ruling in enumerate(rulings):
@@ -177,10 +177,10 @@ def _witness(args: argparse.Namespace, language: Language) -> int:
 
     try:
         cosigner = _cosigner(args.name, None)
-        logs = {verifier.name: verifier for verifier in map(verifier_of, args.log_vkey)}
+        logs = {verifier.name: verifier for verifier in (verifier_of(v, "--log-vkey") for v in args.log_vkey)}
         server = WitnessServer((args.host, args.port), Witness(Path(args.dir), logs, cosigner))
     except (OSError, ValueError) as error:
-        say("log witness", "tlog.witness_unready", language, why=str(error.args[-1]))
+        say_log_fault("log witness", "tlog.witness_unready", language, error)
         return EXIT_USAGE
     said = {"name": cosigner.name, "vkey": cosigner.key.vkey, "logs": ", ".join(sorted(logs))}
     say("log witness", "tlog.witnessing", language, host=args.host, port=str(server.server_address[1]), **said)
@@ -207,7 +207,7 @@ def _cosign(args: argparse.Namespace, language: Language) -> int:
         cosigned = checkpoint.note + body.decode()
         key.timestamp(cosigned)
     except (NoteError, TreeFault, OSError, ValueError) as error:
-        say("log cosign", "tlog.not_cosigned", language, why=str(error.args[-1]))
+        say_log_fault("log cosign", "tlog.not_cosigned", language, error)
         return EXIT_REJECTED
     print(cosigned, end="")
     say("log cosign", "tlog.cosigned", language, name=key.name, size=checkpoint.size)

@@ -141,3 +141,13 @@ def test_a_bad_json_line_of_many_names_its_column_on_that_line_not_line_1() -> N
     status, body = answer_line(OPERATIONS["score"], b'{"stake":\n', catalogue_for(None), {}, "vi")
     detail = json.loads(dumps(body, "vi"))["detail"]
     assert status == 400 and detail.startswith("JSON không hợp lệ ở cột 10 của dòng này: "), detail
+
+
+def test_a_malformed_verifier_key_is_said_as_the_option_s_fault(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 15: "không nhất quán: a verifier key is <name>+<key ID>+<key>" called a bad option
+    an inconsistent log, in the parser's English."""
+    said = _cli(capsys, "log", "check", "--log", "/nowhere", "--vkey", "abc", "old", "new", "--lang", "vi")
+    assert said == (
+        "maubinh log check: khóa kiểm (--vkey) sai dạng: khóa kiểm có dạng <tên>+<mã khóa>+<khóa>, "
+        "như maubinh log vkey in ra\n"
+    )
