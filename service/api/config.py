@@ -179,7 +179,7 @@ def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]
             return None, published
         return Signer(load_private_key(settings.signing_key_file), published), published
     except SigningKeyError as error:
-        raise SettingError(Text("setting.signing", fault=str(error.args[0]))) from None
+        raise SettingError(Text("setting.signing", fault=error.args[0])) from None
 
 
 def signing_state(settings: Settings) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from service.cli.receipts import say_log_fault, verifier_of
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
-from service.texts import Language
+from service.texts import Language, Text
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
 ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
@@ -48,10 +48,10 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
     key_file = os.environ.get(KEY_FILE_ENV)
     try:
         if not key_file:
-            raise SigningKeyError(f"{KEY_FILE_ENV} is not set")
+            raise SigningKeyError(Text("tlog.key_not_set", env=KEY_FILE_ENV))
         signer = signer_of(key_file, origin)
     except (SigningKeyError, ValueError) as error:
-        say("log serve", "tlog.no_key", language, why=str(error.args[0]))
+        say("log serve", "tlog.no_key", language, why=error.args[0])
         return EXIT_USAGE
     database = args.database or os.environ.get(DATABASE_ENV)
     folder = args.dir or os.environ.get(DIR_ENV)
@@ -167,7 +167,7 @@ def _cosigner(name: str | None, key: str | None) -> Any:
 
     given = key or os.environ.get(WITNESS_KEY_FILE_ENV)
     if not given:
-        raise ValueError(f"{WITNESS_KEY_FILE_ENV} is not set")
+        raise ValueError(Text("tlog.key_not_set", env=WITNESS_KEY_FILE_ENV))
     signer = signer_of(given, name or DEFAULT_WITNESS)
     return Cosigner(signer.name, signer.seed)
 
@@ -225,9 +225,12 @@ def run(args: argparse.Namespace) -> int:
             print(_cosigner(args.origin, args.key).key.vkey)
             return 0
         origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
-        print(signer_of(args.key or os.environ.get(KEY_FILE_ENV, ""), origin).verifier.vkey)
+        key_file = args.key or os.environ.get(KEY_FILE_ENV)
+        if not key_file:  # before: the empty path's FileNotFoundError, said as a PEM fault
+            raise ValueError(Text("tlog.key_not_given", env=KEY_FILE_ENV))
+        print(signer_of(key_file, origin).verifier.vkey)
     except (OSError, ValueError) as error:
-        say("log vkey", "tlog.no_key", language, why=str(error.args[0]))
+        say("log vkey", "tlog.no_key", language, why=error.args[0])
         return EXIT_USAGE
     return 0
 

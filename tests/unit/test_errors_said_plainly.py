@@ -151,3 +151,15 @@ def test_a_malformed_verifier_key_is_said_as_the_option_s_fault(capsys: pytest.C
         "maubinh log check: khóa kiểm (--vkey) sai dạng: khóa kiểm có dạng <tên>+<mã khóa>+<khóa>, "
         "như maubinh log vkey in ra\n"
     )
+
+
+def test_a_missing_log_key_says_what_is_missing(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review 7, item 16: "khóa của sổ minh bạch: : not an unencrypted PEM private key (FileNotFoundError)"
+    hid the cause (no key given at all) behind an empty path and the loader's English."""
+    monkeypatch.delenv("MAUBINH_LOG_KEY_FILE", raising=False)
+    assert _cli(capsys, "log", "vkey", "--lang", "vi") == (
+        "maubinh log vkey: khóa của sổ minh bạch: chưa đặt MAUBINH_LOG_KEY_FILE và không có --key "
+        "(cần khóa riêng Ed25519 dạng PEM: openssl genpkey -algorithm ed25519)\n"
+    )
+    said = _cli(capsys, "log", "vkey", "--key", "/no/such/key.pem", "--lang", "vi")
+    assert "/no/such/key.pem: không có tệp này" in said and "FileNotFoundError" not in said
