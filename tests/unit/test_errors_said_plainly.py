@@ -163,3 +163,16 @@ def test_a_missing_log_key_says_what_is_missing(capsys: pytest.CaptureFixture[st
     )
     said = _cli(capsys, "log", "vkey", "--key", "/no/such/key.pem", "--lang", "vi")
     assert "/no/such/key.pem: không có tệp này" in said and "FileNotFoundError" not in said
+
+
+def test_a_toml_fault_keeps_its_place_and_loses_the_parser_s_english(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 7, item 17: "không phải TOML: Invalid value (at line 1, column 5)"."""
+    bad, cut = tmp_path / "a.toml", tmp_path / "b.toml"
+    bad.write_text("x = 1\n\n y z\n")
+    cut.write_text("a = \"x")
+    said = _cli(capsys, "keys", "check", str(bad), "--lang", "vi")
+    assert said == f"maubinh keys check: {bad}: không phải TOML: lỗi cú pháp ở dòng 3, cột 4\n"
+    said = _cli(capsys, "keys", "check", str(cut), "--lang", "vi")
+    assert said == f"maubinh keys check: {cut}: không phải TOML: tệp kết thúc giữa chừng một giá trị hay một bảng\n"
