@@ -176,3 +176,16 @@ def test_a_toml_fault_keeps_its_place_and_loses_the_parser_s_english(
     assert said == f"maubinh keys check: {bad}: không phải TOML: lỗi cú pháp ở dòng 3, cột 4\n"
     said = _cli(capsys, "keys", "check", str(cut), "--lang", "vi")
     assert said == f"maubinh keys check: {cut}: không phải TOML: tệp kết thúc giữa chừng một giá trị hay một bảng\n"
+
+
+def test_a_file_that_is_not_parquet_is_said_so_in_our_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 18: "không phải tệp Parquet (Parquet file size is 3 bytes, smaller than the minimum
+    file footer (8 bytes))": pyarrow's English in the middle of a Vietnamese line."""
+    said = {}
+    for name, data in (("short", b"abc"), ("text", b"not parquet at all"), ("broken", b"PAR1" + b"\0" * 12 + b"PAR1")):
+        (tmp_path / name).write_bytes(data)
+        said[name] = _cli(capsys, "verify", "--rooms", str(tmp_path / name), "--lang", "vi")
+    tail = "): bảng các ván là tệp mà maubinh rooms ghi ra\n"
+    assert said["short"].endswith("không phải tệp Parquet (tệp chỉ dài 3 byte, ngắn hơn 12 byte của tệp Parquet nhỏ nhất" + tail)
+    assert said["text"].endswith("(tệp không mở đầu và kết thúc bằng 'PAR1' như mọi tệp Parquet" + tail)
+    assert said["broken"].endswith("(phần cuối tệp, nơi mô tả bảng, không đọc được" + tail)
