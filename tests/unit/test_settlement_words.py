@@ -199,6 +199,22 @@ def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
     )
 
 
+def test_three_equal_instant_wins_are_one_clause() -> None:
+    """Review 7, item 22: "P và Q cùng thắng trắng, ngang nhau, …; P và R …; Q và R …", the same clause
+    three times for one fact; and a fourth player's tie beside them is still said as its own."""
+    suits = {"P": "S", "Q": "H", "R": "D", "T": "C"}
+    dragon = "2{s} 3{s} 4{s} 5{s} 7{s} | A{s} K{s} Q{s} J{s} 9{s} | T{s} 8{s} 6{s}"  # one suit: the dragon flush
+    players = [seat(who, dragon.format(s=suit)) for who, suit in suits.items()]
+    said = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "vi"), "vi"))["explanation"]
+    assert said == "Không ai trả ai: cả 3 người (P, Q, R) cùng thắng trắng ngang nhau, nên không ai ăn ai và không so chi."
+    english = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "en"), "en"))["explanation"]
+    assert english == (
+        "Nobody pays: all 3 players (P, Q, R) hold instant wins of equal rank, so none pays and no chi is compared."
+    )
+    four = json.loads(dumps(score_document(room("maubinh-2020", *players), None, "vi"), "vi"))["explanation"]
+    assert four.startswith("Không ai trả ai: cả 4 người (P, Q, R, T) cùng thắng trắng ngang nhau") and four.count(";") == 0
+
+
 def test_two_instant_wins_name_both() -> None:
     """Review 5, items 10, 11: the loser's own instant win is named, and the difference has a subject."""
     case = next(c for c in golden_cases() if c["name"] == "maubinh-2020/n3/instant-double")["request"]
