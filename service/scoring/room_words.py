@@ -21,7 +21,8 @@ def nothing_paid(result: Result) -> Text:
     is said only where it is true; three or more equal instant wins are one clause, not one a pair."""
     ruleset = result.room.ruleset
     if all(player.fouled for player in result.players) and all(p.settled_by == "both_fouled" for p in result.showdown):
-        return Text("answer.nothing_paid_fouled", count=len(result.players), ruleset=ruleset.id)
+        key = "answer.nothing_paid_fouled_house" if ruleset.changes else "answer.nothing_paid_fouled"
+        return Text(key, count=len(result.players), ruleset=ruleset.id)  # a variant's id is no name to a player
     if all(pair.settled_by == "comparison" for pair in result.showdown):
         return Text("answer.nothing_paid")
     tied = _tied_winners(result)
