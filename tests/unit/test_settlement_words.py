@@ -239,7 +239,8 @@ def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
     plain = json.loads(dumps(score_document(cases["maubinh-2020/n2/fouled"], None, "vi"), "vi"))["ledger"]
     assert [line["explanation"].split(":")[0] for line in plain[:3]] == ["Chi 1 (5 lá)", "Chi 2 (5 lá)", "Chi 3 (3 lá)"]
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
-    assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
+    # review 7, item 23: in a ruleset where the win must be declared, the line says Q pressed BÁO
+    assert trips["ledger"][0]["explanation"] == "Q BÁO sám chi đầu (chi 3 lá), thắng trắng: ăn 3 chi, không so chi"
     assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
 
 
