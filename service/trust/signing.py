@@ -73,11 +73,11 @@ def load_private_key(path: str) -> Any:
         with open(path, "rb") as file:
             key = load_pem_private_key(file.read(64 * 1024), password=None)
     except FileNotFoundError:
-        raise SigningKeyError(Text("signing.key_no_file", path=path)) from None
+        raise SigningKeyError(Text("keys.private_no_file", path=path)) from None
     except (OSError, ValueError, TypeError):
-        raise SigningKeyError(Text("signing.key_not_pem", path=path)) from None
+        raise SigningKeyError(Text("keys.private_not_pem", path=path)) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise SigningKeyError(Text("signing.key_not_ed25519", path=path))
+        raise SigningKeyError(Text("keys.private_not_ed25519", path=path))
     return key
 
 
