@@ -116,7 +116,7 @@ def test_an_ace_share_names_no_one_paid_nothing_and_who_takes_the_remainder() ->
         assert "dòng này" not in said and re.search(r"\b0 chi", said) is None, said
         if "không chia đều" in said:
             uneven += 1
-            assert "người ghi trước trong ván" in said, said
+            assert "người đứng trước trong danh sách người chơi" in said, said  # review 7, item 26
             order = list(players)
             named = re.search(r"trở lên \(([^)]*)\)", said)
             assert named is not None, said
