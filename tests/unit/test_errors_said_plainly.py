@@ -189,3 +189,15 @@ def test_a_file_that_is_not_parquet_is_said_so_in_our_words(tmp_path: Path, caps
     assert said["short"].endswith("không phải tệp Parquet (tệp chỉ dài 3 byte, ngắn hơn 12 byte của tệp Parquet nhỏ nhất" + tail)
     assert said["text"].endswith("(tệp không mở đầu và kết thúc bằng 'PAR1' như mọi tệp Parquet" + tail)
     assert said["broken"].endswith("(phần cuối tệp, nơi mô tả bảng, không đọc được" + tail)
+
+
+def test_a_receipt_not_made_says_so_not_that_it_failed_to_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 7, item 27: `receipts make` said "không xác minh được: sai cấu trúc: …", a verifier's words."""
+    (tmp_path / "request.json").write_text(json.dumps(E1))
+    (tmp_path / "answer.txt").write_text("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{}")
+    said = _cli(capsys, "receipts", "make", "--request", str(tmp_path / "request.json"),
+                "--answer", str(tmp_path / "answer.txt"), "--lang", "vi")  # fmt: skip
+    assert said.startswith("maubinh receipts make: không tạo được biên nhận: ") and "xác minh" not in said, said
+    assert "dòng trống giữa phần tiêu đề và phần nội dung" in said, said
