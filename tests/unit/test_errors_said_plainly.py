@@ -201,3 +201,11 @@ def test_a_receipt_not_made_says_so_not_that_it_failed_to_verify(
                 "--answer", str(tmp_path / "answer.txt"), "--lang", "vi")  # fmt: skip
     assert said.startswith("maubinh receipts make: không tạo được biên nhận: ") and "xác minh" not in said, said
     assert "dòng trống giữa phần tiêu đề và phần nội dung" in said, said
+
+
+def test_a_lock_of_a_missing_folder_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 28: "hãy nêu một thư mục chứa các tệp bộ luật" for a folder that does not exist."""
+    missing = tmp_path / "nodir"
+    assert _cli(capsys, "rulesets", "lock", str(missing), "--lang", "vi") == (
+        f"maubinh rulesets lock: {missing}: không có thư mục này; hãy nêu một thư mục chứa các tệp bộ luật\n"
+    )
