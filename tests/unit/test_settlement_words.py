@@ -221,11 +221,18 @@ def test_two_instant_wins_name_both() -> None:
     said = [line["explanation"] for line in json.loads(dumps(score_document(case, None, "vi"), "vi"))["ledger"]]
     assert "P thắng trắng với sảnh rồng, lớn hơn lục phé bôn của R: ăn 12 chi, không so chi" in said
     difference = {**case, "ruleset": {"base": "maubinh-2020", "patch": {"instant_wins": {"collision": "difference"}}}}
-    said = [line["explanation"] for line in json.loads(dumps(score_document(difference, None, "vi"), "vi"))["ledger"]]
+    ledger = json.loads(dumps(score_document(difference, None, "vi"), "vi"))["ledger"]
+    said = [line["explanation"] for line in ledger]
     assert (
         "Cả hai cùng thắng trắng: P có sảnh rồng (12 chi), R có lục phé bôn (3 chi); "
         "theo luật riêng của bàn, P ăn phần chênh lệch 9 chi, không so chi"
     ) in said
+    # review 7, item 29: "bảng thắng trắng: sảnh rồng (…) − bảng thắng trắng: lục phé bôn (…), …" put a minus
+    # between two labels; the rule is one difference
+    assert (
+        "chênh lệch giữa sảnh rồng và lục phé bôn trong bảng thắng trắng (instant_wins.table[dragon].units − "
+        "instant_wins.table[six_pairs].units; instant_wins.collision)"
+    ) in [line["rule_text"] for line in ledger]
 
 
 def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
@@ -252,8 +259,8 @@ def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
         for line in ledger:
             said, rule = line["rule_text"], line["rule"]
             paths = re.findall(r"[a-z_]+(?:\.[a-z_]+|\[[^\]]*\])+", rule.replace("docs/rules.md", ""))
-            for path in paths:
-                assert re.search(rf"\w \({re.escape(path)}\)", said), said
+            for path in paths:  # its words, then the path in their brackets (a difference's two in one)
+                assert re.search(rf"\w \((?:[^()]*[;−] )?{re.escape(path)}[;−)]", said), said
             bare = re.sub(r"\([^()]*(?:\[[^\]]*\][^()]*)*\)", "", said)
             assert not re.search(r"\b[a-z_]+\.[a-z_]+", bare.replace("docs/rules.md", "")), said
             assert "trường của bộ luật" not in said, said
