@@ -98,5 +98,7 @@ def _lock(paths: list[str], language: Language) -> int:
 
 
 def arguments(rulesets: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    rulesets.add_argument("words", nargs="*", metavar=helped("cli.metavar_rulesets"))
+    rulesets.add_argument(
+        "words", nargs="*", metavar=helped("cli.metavar_rulesets"), help=helped("cli.help_rulesets_words")
+    )  # review 7: the one argument had no words of its own, and lock went unnamed
     language_option(rulesets, language)

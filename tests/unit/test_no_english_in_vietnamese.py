@@ -299,3 +299,21 @@ def test_the_phrasebook_says_no_english_the_walk_cannot_reach() -> None:
     said = {key: re.sub(r"\{\w+\}", "", text) for key, text in phrasebook("vi").items()}  # a {field} is no word
     leaked = {key: text for key, text in said.items() if re.search(r"\b(header|worker|JSON lines)\b", text)}
     assert leaked == {}
+
+
+def _positionals(parser: argparse.ArgumentParser, name: str = "maubinh") -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield from _positionals(sub, f"{name} {command}")
+        elif not action.option_strings:
+            yield name, action
+
+
+def test_every_positional_argument_says_what_it_takes() -> None:
+    """Review 7: `maubinh rulesets --help` listed "MÃ | check TỆP…" with nothing beside it, and no lock."""
+    for language in ("vi", "en"):
+        bare = [f"{name} {action.dest}" for name, action in _positionals(_parser(language)) if not action.help]
+        assert bare == [], language
+    said = dict((name, action) for name, action in _positionals(_parser("vi")))["maubinh rulesets"]
+    assert "lock THƯ MỤC" in str(said.metavar) and "lock THƯ MỤC: ghi THƯ MỤC/rulesets.lock" in str(said.help)
