@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import re
 from collections.abc import Iterator
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -317,3 +319,47 @@ def test_every_positional_argument_says_what_it_takes() -> None:
         assert bare == [], language
     said = dict((name, action) for name, action in _positionals(_parser("vi")))["maubinh rulesets"]
     assert "lock THƯ MỤC" in str(said.metavar) and "lock THƯ MỤC: ghi THƯ MỤC/rulesets.lock" in str(said.help)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.said.append(record.getMessage())
+
+
+def test_serve_s_start_up_lines_are_in_the_language_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Review 7: under `serve --lang vi` only a refused start was Vietnamese; "answers are unsigned: …",
+    "rounds are not recorded: …", "/v1 routes are open to anyone: …" and the unready log were English."""
+    from service.api import create_app
+    from service.api.config import Settings, key_requirement, rounds_state, signing_state, start_language
+    from service.server import serve
+    from service.support import metrics_store
+
+    class Started(Exception):
+        pass
+
+    def execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        raise Started(env)
+
+    monkeypatch.setenv(metrics_store.ENV, str(tmp_path))  # serve pops it; put back after
+    monkeypatch.setattr(serve.os, "execve", execve)
+    with pytest.raises(Started) as started:
+        serve.serve(None, None, "vi")
+    monkeypatch.setenv("MAUBINH_START_LANG", started.value.args[0]["MAUBINH_START_LANG"])
+    said = [state(Settings()).render(start_language()) for state in (key_requirement, signing_state, rounds_state)]
+    assert said == [
+        "các đường dẫn /v1 mở cho mọi người: chưa đặt MAUBINH_CALLERS_FILE lẫn MAUBINH_API_KEYS",
+        "phản hồi không được ký: chưa đặt MAUBINH_SIGNING_KEY_FILE",
+        "không ghi nhớ các ván: chưa đặt MAUBINH_ROUNDS_REDIS_URL (một round_id có thể được tính với bất kỳ bài nào)",
+    ]
+    lines = _Lines()
+    logging.getLogger("maubinh").addHandler(lines)
+    try:
+        create_app({"log_requests": False, "rulesets_dir": str(tmp_path / "missing")})
+    finally:
+        logging.getLogger("maubinh").removeHandler(lines)
+    assert lines.said and lines.said[0].startswith("MAUBINH_RULESETS_DIR có một tệp bộ luật hỏng; dịch vụ khởi động")
+    assert [english_in(line) for line in [*said, *lines.said]] == [[]] * 4, lines.said
