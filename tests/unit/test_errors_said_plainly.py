@@ -52,6 +52,11 @@ def test_a_hand_s_fault_counts_the_chi_as_the_ruleset_labels_them() -> None:
     vi = _refused(short)
     assert vi["errors"][0]["message"] == "chi cuối (back) phải có đúng 5 lá, nhưng ở đây có 1 lá"  # type: ignore[index]
     assert _refused(short, "en")["errors"][0]["message"] == "back needs 5 cards; it has 1"  # type: ignore[index]
+    missing = {**E1, "ruleset": "maubinh-bao", "players": [{"id": "P", "back": E1["players"][0]["back"]}, E1["players"][1]]}
+    said = {e["pointer"]: e["message"] for e in _refused(missing)["errors"]}  # type: ignore[union-attr]
+    assert said["/players/0/front"] == (
+        "người chơi đã xếp bài phải gửi đủ ba chi: chi cuối (back), chi giữa (middle) và chi đầu (front)"
+    )
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
@@ -123,8 +128,8 @@ def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -
     partial = {key: value for key, value in left.items() if key not in ("cards", "middle")}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], partial]})["errors"]}  # type: ignore[union-attr]
     assert said["/players/1/middle"] == (
-        "người chơi đã rời bàn (status 'left') phải gửi một trong hai: đủ ba chi back (chi 1), middle (chi 2) và "
-        "front (chi 3), hoặc 13 lá trong cards"
+        "người chơi đã rời bàn (status 'left') phải gửi một trong hai: đủ chi 1 (back), chi 2 (middle) và "
+        "chi 3 (front), hoặc 13 lá trong cards"
     )
     short = {"id": "L", "status": "left", "cards": ["2C"]}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], short]})["errors"]}  # type: ignore[union-attr]
