@@ -309,7 +309,10 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     path.write_text("\n".join([_claim({"P": -9000, "Q": 9000}), _claim({"P": -3000, "Q": 3000})]) + "\n")
     many = run("verify", "--jsonl", str(path), "--jobs", "2", "--lang", "vi")
     assert many.returncode == 1
-    assert json.loads(many.stdout)["players"][1]["explanation"][2] == "sập: theo luật +6.000 (game không ghi theo từng bước)"
+    assert (
+        json.loads(many.stdout)["players"][1]["explanation"][2]
+        == "sập: theo luật +6.000 (game không ghi theo từng bước)"
+    )
     assert many.stderr.startswith("maubinh verify: đã kiểm tra 2 ván: 1 khớp, 1 lệch, 0 bị từ chối, ")
 
 

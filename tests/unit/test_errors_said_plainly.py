@@ -52,7 +52,11 @@ def test_a_hand_s_fault_counts_the_chi_as_the_ruleset_labels_them() -> None:
     vi = _refused(short)
     assert vi["errors"][0]["message"] == "chi cuối (back) phải có đúng 5 lá, nhưng ở đây có 1 lá"  # type: ignore[index]
     assert _refused(short, "en")["errors"][0]["message"] == "back needs 5 cards; it has 1"  # type: ignore[index]
-    missing = {**E1, "ruleset": "maubinh-bao", "players": [{"id": "P", "back": E1["players"][0]["back"]}, E1["players"][1]]}
+    missing = {
+        **E1,
+        "ruleset": "maubinh-bao",
+        "players": [{"id": "P", "back": E1["players"][0]["back"]}, E1["players"][1]],
+    }
     said = {e["pointer"]: e["message"] for e in _refused(missing)["errors"]}  # type: ignore[union-attr]
     assert said["/players/0/front"] == (
         "người chơi đã xếp bài phải gửi đủ ba chi: chi cuối (back), chi giữa (middle) và chi đầu (front)"
@@ -158,7 +162,9 @@ def test_a_malformed_verifier_key_is_said_as_the_option_s_fault(capsys: pytest.C
     )
 
 
-def test_a_missing_log_key_says_what_is_missing(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_log_key_says_what_is_missing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Review 7, item 16: "khóa của sổ minh bạch: : not an unencrypted PEM private key (FileNotFoundError)"
     hid the cause (no key given at all) behind an empty path and the loader's English."""
     monkeypatch.delenv("MAUBINH_LOG_KEY_FILE", raising=False)
@@ -176,7 +182,7 @@ def test_a_toml_fault_keeps_its_place_and_loses_the_parser_s_english(
     """Review 7, item 17: "không phải TOML: Invalid value (at line 1, column 5)"."""
     bad, cut = tmp_path / "a.toml", tmp_path / "b.toml"
     bad.write_text("x = 1\n\n y z\n")
-    cut.write_text("a = \"x")
+    cut.write_text('a = "x')
     said = _cli(capsys, "keys", "check", str(bad), "--lang", "vi")
     assert said == f"maubinh keys check: {bad}: không phải TOML: lỗi cú pháp ở dòng 3, cột 4\n"
     said = _cli(capsys, "keys", "check", str(cut), "--lang", "vi")
@@ -191,7 +197,9 @@ def test_a_file_that_is_not_parquet_is_said_so_in_our_words(tmp_path: Path, caps
         (tmp_path / name).write_bytes(data)
         said[name] = _cli(capsys, "verify", "--rooms", str(tmp_path / name), "--lang", "vi")
     tail = "): bảng các ván là tệp mà maubinh rooms ghi ra\n"
-    assert said["short"].endswith("không phải tệp Parquet (tệp chỉ dài 3 byte, ngắn hơn 12 byte của tệp Parquet nhỏ nhất" + tail)
+    assert said["short"].endswith(
+        "không phải tệp Parquet (tệp chỉ dài 3 byte, ngắn hơn 12 byte của tệp Parquet nhỏ nhất" + tail
+    )
     assert said["text"].endswith("(tệp không mở đầu và kết thúc bằng 'PAR1' như mọi tệp Parquet" + tail)
     assert said["broken"].endswith("(phần cuối tệp, nơi mô tả bảng, không đọc được" + tail)
 

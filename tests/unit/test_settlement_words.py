@@ -206,13 +206,17 @@ def test_three_equal_instant_wins_are_one_clause() -> None:
     dragon = "2{s} 3{s} 4{s} 5{s} 7{s} | A{s} K{s} Q{s} J{s} 9{s} | T{s} 8{s} 6{s}"  # one suit: the dragon flush
     players = [seat(who, dragon.format(s=suit)) for who, suit in suits.items()]
     said = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "vi"), "vi"))["explanation"]
-    assert said == "Không ai trả ai: cả 3 người (P, Q, R) cùng thắng trắng ngang nhau, nên không ai ăn ai và không so chi."
+    assert (
+        said == "Không ai trả ai: cả 3 người (P, Q, R) cùng thắng trắng ngang nhau, nên không ai ăn ai và không so chi."
+    )
     english = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "en"), "en"))["explanation"]
     assert english == (
         "Nobody pays: all 3 players (P, Q, R) hold instant wins of equal rank, so none pays and no chi is compared."
     )
     four = json.loads(dumps(score_document(room("maubinh-2020", *players), None, "vi"), "vi"))["explanation"]
-    assert four.startswith("Không ai trả ai: cả 4 người (P, Q, R, T) cùng thắng trắng ngang nhau") and four.count(";") == 0
+    assert (
+        four.startswith("Không ai trả ai: cả 4 người (P, Q, R, T) cùng thắng trắng ngang nhau") and four.count(";") == 0
+    )
 
 
 def test_two_instant_wins_name_both() -> None:
