@@ -21,6 +21,7 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
+from service.scoring.room_words import nothing_paid
 from service.scoring.rule_words import rule_said
 from service.scoring.settlement import foul_reasons, pattern_names, position_names
 from service.texts import (
@@ -174,31 +175,8 @@ def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
             for seq, line in enumerate(result.ledger, start=1)
         ],
         "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
-        **({} if result.ledger else {"explanation": _nothing_paid(result)}),
+        **({} if result.ledger else {"explanation": nothing_paid(result)}),
     }
-
-
-PAIR_PAID_NOTHING: Final = {
-    "comparison": "answer.pair_tied",
-    "instant_win": "answer.pair_instant_wins_tied",
-    "both_fouled": "answer.pair_both_fouled",
-}
-"""Why a pair paid nothing, by how it was settled; any other way (a round ended) by the fallback."""
-
-
-def _nothing_paid(result: Result) -> Text:
-    """Why a room's ledger is empty, said: an empty list is no answer to a player who asks. Two equal
-    instant wins pay nothing with no chi compared, so "every chi tied" is said only where it is true."""
-    if all(player.fouled for player in result.players) and all(p.settled_by == "both_fouled" for p in result.showdown):
-        return Text("answer.nothing_paid_fouled", count=len(result.players), ruleset=result.room.ruleset.id)
-    if all(pair.settled_by == "comparison" for pair in result.showdown):
-        return Text("answer.nothing_paid")
-    pairs = [
-        Text(PAIR_PAID_NOTHING.get(pair.settled_by, "answer.pair_no_chi"), first=first, second=second)
-        for pair in result.showdown
-        for first, second in (pair.players,)
-    ]
-    return Text("answer.nothing_paid_pairs", pairs=Named("; ".join(pairs), "; ".join(p.render("vi") for p in pairs)))
 
 
 def _lower(name: str) -> str:

@@ -24,12 +24,13 @@ from service.api import (
     signatures,
     tracing,
 )
-from service.api.config import Settings, callers_of, signing_of
+from service.api.config import Settings, callers_of, signing_of, start_language
 from service.api.round_store import RoundStore
 from service.api.views import api
 from service.game.hands import hand_table
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError, catalogue_for
+from service.texts import Text
 from service.transparency.feeder import Feeder
 
 
@@ -41,11 +42,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         loaded, fault = catalogue(settings), None
     except OperatorFileError as error:
         loaded, fault = builtin_catalogue(), error
-        logs.logger(settings.log_level).error(
-            "MAUBINH_RULESETS_DIR holds a bad ruleset file; starting unready (/readyz and every /v1/ request "
-            "answer 503) until it is fixed and the service restarted: %s",
-            error,
-        )
+        said = Text("setting.rulesets_unready", fault=error.said())  # in the language `serve --lang` asked
+        logs.logger(settings.log_level).error("%s", said.render(start_language()))
     app.config.update(
         SETTINGS=settings, MAX_CONTENT_LENGTH=settings.max_body_bytes, CATALOGUE=loaded, RULESETS_FAULT=fault
     )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
-from service.texts import Text
+from service.texts import Language, Text
 from service.trust.callers import CallersFileError
 from service.trust.callers_source import CallersSource
 from service.trust.signing import Signer, SigningKeyError, load_key_set, load_private_key
@@ -153,6 +153,8 @@ def _http_url(name: str, raw: str) -> str:
     return raw
 
 
+START_LANGUAGE_ENV = "MAUBINH_START_LANG"
+"""The start-up lines' language, set by ``maubinh serve --lang``."""
 ROUNDS_UNREACHABLE = ("closed", "open")
 """What MAUBINH_ROUNDS_UNREACHABLE may say: fail closed (the default) or open."""
 
@@ -179,29 +181,31 @@ def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]
             return None, published
         return Signer(load_private_key(settings.signing_key_file), published), published
     except SigningKeyError as error:
-        raise SettingError(Text("setting.signing", fault=str(error.args[0]))) from None
+        raise SettingError(Text("setting.signing", fault=error.args[0])) from None
 
 
-def signing_state(settings: Settings) -> str:
+def signing_state(settings: Settings) -> Text:
     """The start log's line on signatures."""
-    logged = f"; each signed ruling goes to the transparency log at {settings.log_url}" if settings.log_url else ""
     if settings.signing_key_file:
-        return f"answers are signed: MAUBINH_SIGNING_KEY_FILE={settings.signing_key_file}{logged}"
-    unlogged = "; MAUBINH_LOG_URL is set, but only signed rulings are logged: none is" if settings.log_url else ""
-    return f"answers are unsigned: MAUBINH_SIGNING_KEY_FILE is not set{unlogged}"
+        key = "setting.signed_logged" if settings.log_url else "setting.signed"
+        return Text(key, file=settings.signing_key_file, url=settings.log_url or "")
+    return Text("setting.unsigned_log_url" if settings.log_url else "setting.unsigned")
 
 
-def rounds_state(settings: Settings) -> str:
+def rounds_state(settings: Settings) -> Text:
     """The start log's line on rounds scored once (docs/receipts.md)."""
     if not settings.rounds_redis_url:
-        return "rounds are not recorded: MAUBINH_ROUNDS_REDIS_URL is not set (a round_id may be scored with any room)"
+        return Text("setting.rounds_unrecorded")
     from service.api.redis_link import safe_url
 
-    return (
-        f"rounds are scored once: recorded in Redis at {safe_url(settings.rounds_redis_url)} for "
-        f"{settings.rounds_retention_days} days (MAUBINH_ROUNDS_REDIS_URL), failing {settings.rounds_unreachable} "
-        "when it does not answer (MAUBINH_ROUNDS_UNREACHABLE)"
-    )
+    url, days = safe_url(settings.rounds_redis_url), str(settings.rounds_retention_days)
+    key = {"closed": "setting.rounds_once_closed", "open": "setting.rounds_once_open"}[settings.rounds_unreachable]
+    return Text(key, url=url, days=days)
+
+
+def start_language() -> Language:
+    """The language of the start-up lines: ``maubinh serve --lang`` hands it to gunicorn's processes."""
+    return "vi" if os.environ.get(START_LANGUAGE_ENV) == "vi" else "en"
 
 
 def _level(name: str, raw: str) -> str:
@@ -232,14 +236,14 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
 """Each setting's name after ``MAUBINH_``, its field, and how its text is read."""
 
 
-def key_requirement(settings: Settings) -> str:
+def key_requirement(settings: Settings) -> Text:
     """The start log's line on keys: whether /v1 needs one."""
     if settings.callers_file:
-        also = f", and {len(settings.api_keys)} of MAUBINH_API_KEYS (caller default)" if settings.api_keys else ""
-        return f"/v1 routes need a key: the callers of {settings.callers_file} (MAUBINH_CALLERS_FILE){also}"
+        key = "setting.keys_callers_and_api" if settings.api_keys else "setting.keys_callers"
+        return Text(key, file=settings.callers_file, count=str(len(settings.api_keys)))
     if settings.api_keys:
-        return f"/v1 routes need a key: {len(settings.api_keys)} configured (MAUBINH_API_KEYS, caller default)"
-    return "/v1 routes are open to anyone: neither MAUBINH_CALLERS_FILE nor MAUBINH_API_KEYS is set"
+        return Text("setting.keys_api", count=str(len(settings.api_keys)))
+    return Text("setting.keys_open")
 
 
 def callers_of(settings: Settings) -> CallersSource:

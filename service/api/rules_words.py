@@ -59,7 +59,8 @@ def _table(header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> str:
 def _ruleset(ruleset: Ruleset, language: Language) -> str:
     words, data = phrasebook(language), ruleset.data
     heading = words["page.rules_ruleset"].format(title=ruleset.title, ruleset=f"{ruleset.id}@{ruleset.version}")
-    positions = words["page.rules_positions"].format(**ruleset.labels)
+    said = {f"{position}_said": label[:1].lower() + label[1:] for position, label in ruleset.labels.items()}
+    positions = words["page.rules_positions"].format(**ruleset.labels, **said)
     out = [f"<h3>{escape(heading)}</h3>\n", f"<p>{escape(positions)}</p>\n"]
     named = pattern_names(ruleset)
     patterns = [(_said(named[row.pattern], language), row.units, row.strength) for row in ruleset.instant_wins]

@@ -305,16 +305,29 @@ class NotATable(ValueError):
     Text, says what is wrong."""
 
 
+PARQUET_MAGIC = b"PAR1"
+PARQUET_LEAST = 12
+"""A Parquet file opens and ends with "PAR1", its footer's length between: 12 bytes at the least."""
+
+
 def checked(path: str | Path) -> int:
     """The number of row groups of a table of rooms, or :class:`NotATable`: not Parquet, a column
     missing, or one of a type that does not read as the table's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    with open(path, "rb") as file:
+        head, size = file.read(4), file.seek(0, 2)
+        file.seek(max(size - 4, 0))
+        tail = file.read(4)
+    if size < PARQUET_LEAST:
+        raise NotATable(Text("table.not_parquet", why=Text("table.too_short", size=size, least=PARQUET_LEAST)))
+    if head != PARQUET_MAGIC or tail != PARQUET_MAGIC:
+        raise NotATable(Text("table.not_parquet", why=Text("table.no_magic")))
     try:
         found = pq.ParquetFile(str(path))
-    except (pa.ArrowException, ValueError) as error:
-        raise NotATable(Text("table.not_parquet", error=str(error)[:200])) from None
+    except (pa.ArrowException, OSError, ValueError):  # pyarrow's English (a thrift fault is an OSError) stays out
+        raise NotATable(Text("table.not_parquet", why=Text("table.bad_footer"))) from None
     columns = found.schema_arrow
     for wanted in schema():
         if wanted.name not in columns.names:

@@ -16,9 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from service.cli.receipts import verifier_of
+from service.cli.receipts import say_log_fault, verifier_of
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
-from service.texts import Language
+from service.texts import Language, Text
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
 ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
@@ -48,10 +48,10 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
     key_file = os.environ.get(KEY_FILE_ENV)
     try:
         if not key_file:
-            raise SigningKeyError(f"{KEY_FILE_ENV} is not set")
+            raise SigningKeyError(Text("tlog.key_not_set", env=KEY_FILE_ENV))
         signer = signer_of(key_file, origin)
     except (SigningKeyError, ValueError) as error:
-        say("log serve", "tlog.no_key", language, why=str(error.args[0]))
+        say("log serve", "tlog.no_key", language, why=error.args[0])
         return EXIT_USAGE
     database = args.database or os.environ.get(DATABASE_ENV)
     folder = args.dir or os.environ.get(DIR_ENV)
@@ -99,7 +99,7 @@ def _check(args: argparse.Namespace, language: Language) -> int:
             raise ProofError(f"the newer checkpoint holds {new.size} entries, fewer than the older's {old.size}")
         check_consistent(reader(args.log), old, new)
     except (NoteError, ProofError, TreeFault, OSError) as error:
-        say("log check", "tlog.inconsistent", language, why=str(error.args[-1]))
+        say_log_fault("log check", "tlog.inconsistent", language, error)
         return EXIT_REJECTED
     say("log check", "tlog.consistent", language, old=old.size, new=new.size)
     return 0
@@ -120,7 +120,7 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
         findings = Findings()
         LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root, lambda at, e: findings.see(at, e, keys))
     except (NoteError, TreeFault, OSError, ValueError) as error:
-        say("log monitor", "tlog.unreadable", language, why=str(error.args[-1]))
+        say_log_fault("log monitor", "tlog.unreadable", language, error)
         return EXIT_REJECTED
     report = findings.report() | {"checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex()}}
     print(json.dumps(report, indent=1))
@@ -147,7 +147,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         checkpoint = latest(read, verifier_of(args.vkey))
         index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
     except (BadDocument, NoteError, TreeFault, OSError, ValueError, KeyError, TypeError) as error:
-        say("log proof", "tlog.unreadable", language, why=str(error.args[-1]))
+        say_log_fault("log proof", "tlog.unreadable", language, error)
         return EXIT_REJECTED
     proofs = []
     for k, ruling in enumerate(rulings):
@@ -167,7 +167,7 @@ def _cosigner(name: str | None, key: str | None) -> Any:
 
     given = key or os.environ.get(WITNESS_KEY_FILE_ENV)
     if not given:
-        raise ValueError(f"{WITNESS_KEY_FILE_ENV} is not set")
+        raise ValueError(Text("tlog.key_not_set", env=WITNESS_KEY_FILE_ENV))
     signer = signer_of(given, name or DEFAULT_WITNESS)
     return Cosigner(signer.name, signer.seed)
 
@@ -177,10 +177,10 @@ def _witness(args: argparse.Namespace, language: Language) -> int:
 
     try:
         cosigner = _cosigner(args.name, None)
-        logs = {verifier.name: verifier for verifier in map(verifier_of, args.log_vkey)}
+        logs = {verifier.name: verifier for verifier in (verifier_of(v, "--log-vkey") for v in args.log_vkey)}
         server = WitnessServer((args.host, args.port), Witness(Path(args.dir), logs, cosigner))
     except (OSError, ValueError) as error:
-        say("log witness", "tlog.witness_unready", language, why=str(error.args[-1]))
+        say_log_fault("log witness", "tlog.witness_unready", language, error)
         return EXIT_USAGE
     said = {"name": cosigner.name, "vkey": cosigner.key.vkey, "logs": ", ".join(sorted(logs))}
     say("log witness", "tlog.witnessing", language, host=args.host, port=str(server.server_address[1]), **said)
@@ -207,7 +207,7 @@ def _cosign(args: argparse.Namespace, language: Language) -> int:
         cosigned = checkpoint.note + body.decode()
         key.timestamp(cosigned)
     except (NoteError, TreeFault, OSError, ValueError) as error:
-        say("log cosign", "tlog.not_cosigned", language, why=str(error.args[-1]))
+        say_log_fault("log cosign", "tlog.not_cosigned", language, error)
         return EXIT_REJECTED
     print(cosigned, end="")
     say("log cosign", "tlog.cosigned", language, name=key.name, size=checkpoint.size)
@@ -225,9 +225,12 @@ def run(args: argparse.Namespace) -> int:
             print(_cosigner(args.origin, args.key).key.vkey)
             return 0
         origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
-        print(signer_of(args.key or os.environ.get(KEY_FILE_ENV, ""), origin).verifier.vkey)
+        key_file = args.key or os.environ.get(KEY_FILE_ENV)
+        if not key_file:  # before: the empty path's FileNotFoundError, said as a PEM fault
+            raise ValueError(Text("tlog.key_not_given", env=KEY_FILE_ENV))
+        print(signer_of(key_file, origin).verifier.vkey)
     except (OSError, ValueError) as error:
-        say("log vkey", "tlog.no_key", language, why=str(error.args[0]))
+        say("log vkey", "tlog.no_key", language, why=error.args[0])
         return EXIT_USAGE
     return 0
 

@@ -75,7 +75,11 @@ def _said(named: Named, language: Language) -> str:
 
 def _lock(paths: list[str], language: Language) -> int:
     """Write DIR/rulesets.lock: every version's digest, the locked ones as they were."""
-    if len(paths) != 1 or not Path(paths[0]).is_dir():
+    if len(paths) == 1 and not Path(paths[0]).is_dir():  # the reader's own path, said back with what is wrong
+        missing = "cli.lock_no_folder" if not Path(paths[0]).exists() else "cli.lock_not_folder"
+        say("rulesets lock", missing, language, path=paths[0])
+        return EXIT_USAGE
+    if len(paths) != 1:
         say("rulesets lock", "cli.lock_usage", language)
         return EXIT_USAGE
     try:
@@ -94,5 +98,7 @@ def _lock(paths: list[str], language: Language) -> int:
 
 
 def arguments(rulesets: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
-    rulesets.add_argument("words", nargs="*", metavar=helped("cli.metavar_rulesets"))
+    rulesets.add_argument(
+        "words", nargs="*", metavar=helped("cli.metavar_rulesets"), help=helped("cli.help_rulesets_words")
+    )  # review 7: the one argument had no words of its own, and lock went unnamed
     language_option(rulesets, language)

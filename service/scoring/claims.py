@@ -218,12 +218,28 @@ def _paid_back(correction: dict[str, Any]) -> Named:
     return Named(f"{payer} must pay {payee} back {amount.en}", f"{payer} phải trả lại {amount.vi} cho {payee}")
 
 
-def who_owes_whom(player: str, owed: list[dict[str, Any]], overcharged: frozenset[str] = frozenset()) -> Text:
+def refunds(owed: list[dict[str, Any]], computed: list[Flow], claimed: list[Flow] | None) -> frozenset[tuple[str, str]]:
+    """The corrections (payer, payee) that give back money the game's own lines moved: the claim had the
+    payee pay the payer at least that much more than the rules do. Review 7: with amounts alone, or
+    lines that never moved money between the two, "S phải trả lại 4.000 cho Q" said S got Q's money."""
+
+    def paid(flows: list[Flow], payer: str, payee: str) -> int:
+        return sum(amount for a, b, _, amount in flows if (a, b) == (payer, payee))
+
+    if claimed is None:
+        return frozenset()
+    return frozenset(
+        (c["payer"], c["payee"]) for c in owed
+        if paid(claimed, c["payee"], c["payer"]) - paid(computed, c["payee"], c["payer"]) >= c["amount"]
+    )  # fmt: skip
+
+
+def who_owes_whom(player: str, owed: list[dict[str, Any]], refunded: frozenset[tuple[str, str]] = frozenset()) -> Text:
     """What is left for ``player`` to pay or to be paid, its counterparts named: no sign to read. Where
-    every correction of the player returns money to an ``overcharged`` player (the game made them pay
-    more than the rules do), it is said as a refund, as an agent says it: "Q phải trả lại P 3.000"."""
+    every correction of the player is ``refunded`` (it returns what the game's lines made its payee pay
+    the payer too much), it is said as a refund, as an agent says it: "Q phải trả lại P 3.000"."""
     mine = [c for c in owed if player in (c["payer"], c["payee"])]
-    if mine and all(c["payee"] in overcharged for c in mine):
+    if mine and all((c["payer"], c["payee"]) in refunded for c in mine):
         return Text("verify.paid_back", clauses=_joined([_paid_back(c) for c in mine]))
     pays = [Named(f"{c['payee']} {numeral(c['amount'])}", f"{numeral(c['amount']).vi} cho {c['payee']}")
             for c in owed if c["payer"] == player]  # fmt: skip
@@ -277,13 +293,13 @@ def compare(result: Result, claim: Claim, stake: int) -> dict[str, Any]:
         _check_difference(player.id, theirs, mine)
         players.append({"id": player.id, "claimed": theirs, "computed": mine, "difference": theirs - mine})
     owed = corrections(players, computed, claimed)
-    overcharged = frozenset(p["id"] for p in players if p["claimed"] < p["computed"] <= 0)  # paid more than the rules
+    refunded = refunds(owed, computed, claimed)
     for entry in players:
         if entry["difference"] == 0:
             continue
         said = None if stepped is None else _by_step(stepped, entry["id"])  # lines without steps explain no step
         claimed_total, computed_total = numeral(entry["claimed"], signed=True), numeral(entry["computed"], signed=True)
-        owes = who_owes_whom(entry["id"], owed, overcharged)
+        owes = who_owes_whom(entry["id"], owed, refunded)
         total = Text("verify.claim_total", id=entry["id"], claimed=claimed_total, computed=computed_total, owed=owes)
         entry["explanation"] = [total, *_step_lines(_by_step(computed, entry["id"]), said)]
     ledger = None if claim.ledger is None else _ledger_differences(computed, claim)

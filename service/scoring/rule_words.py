@@ -34,6 +34,10 @@ SCOOP_TABLE: Final = re.compile(r"scoop\.table\[room_size=(\d+)\]\.by_scoopers\[
 SWEEP_TABLE: Final = re.compile(r"scoop\.sweep_multiplier\[room_size=(\d+)\]")
 INSTANT_WIN_ROW: Final = re.compile(r"instant_wins\.table\[(\w+)\]\.units")
 BONUS_ENTRY: Final = re.compile(r"bonuses\.(back|middle|front)\.(\w+)")
+DIFFERENCE: Final = re.compile(
+    r"(instant_wins\.table\[(\w+)\]\.units) − (instant_wins\.table\[(\w+)\]\.units), (instant_wins\.collision)"
+)
+"""Two instant wins paid by their difference: said as one difference, not a minus between two labels."""
 FIELD: Final = re.compile(r"[a-z_]+(?:\.[a-z_]+|\[[^\]]*\])+")
 """A field path inside a rule: the rule joins them with ", ", " × " and " − "."""
 
@@ -48,6 +52,11 @@ def rule_said(rule: str, ruleset: Ruleset, language: Language) -> str:
     head = ""
     if rule.startswith(CHI_RULE):
         head, rule = words["ledger.rule_chi"], rule[len(CHI_RULE) :]
+    if found := DIFFERENCE.fullmatch(rule):
+        named = pattern_names(ruleset)
+        pattern, other = (named[p].vi.split(" (")[0] if p in named else p for p in (found[2], found[4]))
+        said = words["rule.instant_win_difference"].format(pattern=pattern, other=other)
+        return f"{said} ({found[1]} − {found[3]}; {found[5]})"
     return head + FIELD.sub(lambda found: f"{_field_words(found[0], ruleset, language)} ({found[0]})", rule)
 
 

@@ -147,14 +147,21 @@ def _collision(a: InstantWin, b: InstantWin, ruleset: Ruleset) -> tuple[int, str
 
 
 INSTANT_WIN_TEXTS: Final = {
-    ("ledger.instant_win", True): "ledger.instant_win",
-    ("ledger.instant_win", False): "ledger.instant_win_played",
-    ("ledger.instant_win_difference", True): "ledger.instant_win_difference",
-    ("ledger.instant_win_difference", False): "ledger.instant_win_difference_played",
-    ("ledger.instant_win_over", True): "ledger.instant_win_over",
-    ("ledger.instant_win_over", False): "ledger.instant_win_over_played",
+    ("ledger.instant_win", True, False): "ledger.instant_win",
+    ("ledger.instant_win", False, False): "ledger.instant_win_played",
+    ("ledger.instant_win", True, True): "ledger.instant_win_declared",
+    ("ledger.instant_win", False, True): "ledger.instant_win_declared_played",
+    ("ledger.instant_win_difference", True, False): "ledger.instant_win_difference",
+    ("ledger.instant_win_difference", False, False): "ledger.instant_win_difference_played",
+    ("ledger.instant_win_difference", True, True): "ledger.instant_win_difference_declared",
+    ("ledger.instant_win_difference", False, True): "ledger.instant_win_difference_declared_played",
+    ("ledger.instant_win_over", True, False): "ledger.instant_win_over",
+    ("ledger.instant_win_over", False, False): "ledger.instant_win_over_played",
+    ("ledger.instant_win_over", True, True): "ledger.instant_win_over_declared",
+    ("ledger.instant_win_over", False, True): "ledger.instant_win_over_declared_played",
 }
-"""An instant-win line's text, by whether the pair is then also played out (§12.1 settles_pair)."""
+"""An instant-win line's text, by whether the pair is then also played out (§12.1 settles_pair) and
+whether the win was declared (BÁO): where it must be, the win exists only because the holder did."""
 
 
 def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
@@ -194,7 +201,7 @@ def instant_win_lines(room: EvaluatedRoom) -> list[LedgerLine]:
             key = "ledger.instant_win_difference"
             values |= {"loser": room.players[loser].id, "other": named[other.pattern]}
             values |= {"units_won": win.units, "units_lost": other.units}
-        key = INSTANT_WIN_TEXTS[key, room.ruleset.settles_pair]
+        key = INSTANT_WIN_TEXTS[key, room.ruleset.settles_pair, room.ruleset.instant_mode == "declared"]
         values["units"] = units
         lines.append(ledger_line(room, "instant_win", loser, winner, units, rule, (key, values)))
     return lines

@@ -135,17 +135,17 @@ def when_ready(server: Any) -> None:
     enforced (a warning when callers have one and no Redis counts it). The master's own per-process gauges
     (made as the app was preloaded) are no worker's: gone. The last good callers get their shared folder
     before the first fork."""
-    from service.api.config import Settings, key_requirement, rounds_state, signing_state
+    from service.api.config import Settings, key_requirement, rounds_state, signing_state, start_language
     from service.api.quotas import quota_state
     from service.api.wsgi import app
     from service.support import metrics_store
 
-    settings = Settings.from_env()
-    server.log.info(key_requirement(settings))
-    server.log.info(signing_state(settings))
-    server.log.info(rounds_state(settings))
+    settings, language = Settings.from_env(), start_language()
+    server.log.info(key_requirement(settings).render(language))
+    server.log.info(signing_state(settings).render(language))
+    server.log.info(rounds_state(settings).render(language))
     said, enforced = quota_state(app.extensions["maubinh.callers"].callers, settings.quota_redis_url)
-    (server.log.info if enforced else server.log.warning)(said)
+    (server.log.info if enforced else server.log.warning)(said.render(language))
     metrics_store.mark_dead(os.getpid())
     app.extensions["maubinh.callers"].share()  # the last good callers, where every new worker reads them
 

@@ -21,7 +21,7 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     # This process writes no metrics: prometheus-client, imported below, must not open the store (a full
     # one kills it); gunicorn's configuration prepares it for the workers (service/support/metrics_store.py).
     store = os.environ.pop(metrics_store.ENV, None) or tempfile.mkdtemp(prefix="maubinh-metrics-")
-    from service.api.config import SettingError, Settings, callers_of, signing_of
+    from service.api.config import START_LANGUAGE_ENV, SettingError, Settings, callers_of, signing_of
     from service.api.tracing import TracingSettingError, enabled
     from service.support.extras import OTEL, missing
 
@@ -42,6 +42,7 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     if tracing and (absent := missing(Text("cli.traces_need").render(language), OTEL, language)):
         return refuse(absent)
     env = dict(os.environ)
+    env[START_LANGUAGE_ENV] = language  # the start-up lines gunicorn's processes log, in the language asked
     if host is not None:
         env["MAUBINH_HOST"] = host
     if port is not None:

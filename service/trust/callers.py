@@ -122,14 +122,27 @@ def file_fault(key: str, **fields: Any) -> CallersFileError:
     return CallersFileError(Text(key, **fields))
 
 
+TOML_AT: Final = re.compile(r"\(at line (\d+), column (\d+)\)$")
+
+
+def _toml_fault(said: str) -> Text:
+    """tomllib's fault in our words: its place (line and column, or the end) is what helps; its English
+    wording of the kind ("Invalid value") reached Vietnamese lines as it was."""
+    if found := TOML_AT.search(said):
+        return Text("callers.toml_at", line=int(found[1]), column=int(found[2]))
+    return Text("callers.toml_end" if said.endswith("(at end of document)") else "callers.toml_syntax")
+
+
 def parse(text: bytes, where: str) -> Callers:
     """A callers file's bytes, checked whole: the first fault raises, naming its place."""
     if len(text) > MOST_FILE_BYTES:
         raise file_fault("callers.too_large", file=where, most=MOST_FILE_BYTES)
     try:
         document = tomllib.loads(text.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise file_fault("callers.unreadable", file=where, error=str(error)[:200]) from None
+    except UnicodeDecodeError:
+        raise file_fault("callers.unreadable", file=where, why=Text("callers.not_utf8")) from None
+    except tomllib.TOMLDecodeError as error:
+        raise file_fault("callers.unreadable", file=where, why=_toml_fault(str(error))) from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion: ~500 levels exhaust it
         raise file_fault("callers.too_deep", file=where) from None
     unknown = sorted(set(document) - {"callers"})

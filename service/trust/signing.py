@@ -72,10 +72,12 @@ def load_private_key(path: str) -> Any:
     try:
         with open(path, "rb") as file:
             key = load_pem_private_key(file.read(64 * 1024), password=None)
-    except (OSError, ValueError, TypeError) as error:
-        raise SigningKeyError(f"{path}: not an unencrypted PEM private key ({type(error).__name__})") from None
+    except FileNotFoundError:
+        raise SigningKeyError(Text("keys.private_no_file", path=path)) from None
+    except (OSError, ValueError, TypeError):
+        raise SigningKeyError(Text("keys.private_not_pem", path=path)) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise SigningKeyError(f"{path}: the key is not Ed25519 (openssl genpkey -algorithm ed25519 makes one)")
+        raise SigningKeyError(Text("keys.private_not_ed25519", path=path))
     return key
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from service.contract import Fault, RoomRejected, escape, unescape
 from service.game.hands import POSITIONS
 from service.rulesets import Path
 from service.support.suggest import near
-from service.texts import Text, phrasebook
-from service.validation.fields import SELF
+from service.texts import Named, Text, phrasebook
+from service.validation.fields import SELF, hand_named_by
 from service.validation.schemas import FIELDS_AT, INDEX
 
 WRONG_TYPE = (
@@ -49,12 +49,14 @@ UNEXPECTED = "unexpected"
 """The code of a message marshmallow words itself, which no field of ours should leave it to."""
 
 
-def _fault(pointer: str, message: str) -> Fault:
+def _fault(pointer: str, message: str, labels: Mapping[str, str]) -> Fault:
     """A refusal as a fault: a Text (our validators), a text key (marshmallow's, by the error_messages
     of fields.py and schemas.py), or anything else marshmallow says, quoted. An unknown field one or
-    two edits from a known one (``midle``) says which."""
+    two edits from a known one (``midle``) says which; a hand, by the ruleset's ``labels``."""
     if not isinstance(message, Text):
         message = Text(message) if message in phrasebook("en") else Text("fault.other", message=message)
+    if labels and isinstance(field := message.fields.get("field"), Named):
+        message = Text(message.key, **{**message.fields, "field": hand_named_by(labels, field)})
     if message.key == "fault.unknown_field" and (meant := _meant(pointer)):
         message = Text("fault.unknown_field_near", near=meant)
     return Fault(pointer, message, CODES.get(message.key, UNEXPECTED))
@@ -67,18 +69,18 @@ def _meant(pointer: str) -> str | None:
     return near(unescape(name), FIELDS_AT.get(path, ()))
 
 
-def _flatten(messages: Any, pointer: str = "") -> Iterator[Fault]:
+def _flatten(messages: Any, labels: Mapping[str, str], pointer: str = "") -> Iterator[Fault]:
     if isinstance(messages, dict):
         for key, value in messages.items():
             if key in (SELF, "_schema"):
-                yield from _flatten(value, pointer)
+                yield from _flatten(value, labels, pointer)
             else:
-                yield from _flatten(value, f"{pointer}/{escape(str(key))}")
+                yield from _flatten(value, labels, f"{pointer}/{escape(str(key))}")
     elif isinstance(messages, list):
         for message in messages:
-            yield from _flatten(message, pointer)
+            yield from _flatten(message, labels, pointer)
     else:
-        yield _fault(pointer, messages if isinstance(messages, str) else str(messages))
+        yield _fault(pointer, messages if isinstance(messages, str) else str(messages), labels)
 
 
 _FIELD_ORDER = {
@@ -102,7 +104,8 @@ def pointer(prefix: str, path: Path) -> str:
     return prefix + "".join(f"/{escape(str(step))}" for step in path)
 
 
-def reject_if(marshmallow_errors: Any, rule_faults: list[Fault]) -> None:
-    faults = list(dict.fromkeys([*_flatten(marshmallow_errors), *rule_faults]))  # each once, in order
+def reject_if(marshmallow_errors: Any, rule_faults: list[Fault], labels: Mapping[str, str] | None = None) -> None:
+    """Refuse the body if anything is wrong; a hand named by ``labels``, the ruleset's, when it is known."""
+    faults = list(dict.fromkeys([*_flatten(marshmallow_errors, labels or {}), *rule_faults]))  # each once, in order
     if faults:
         raise RoomRejected(sorted(faults, key=_sort_key))

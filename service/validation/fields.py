@@ -56,7 +56,7 @@ HANDS_NAMED: Final = {
     "back": Named("back", "chi 1 (back)"),
     "middle": Named("middle", "chi 2 (middle)"),
     "front": Named("front", "chi 3 (front)"),
-    "cards": Named("cards", "13 lá rời (cards)"),
+    "cards": Named("cards", "bài chưa xếp (cards)"),
 }
 """A hand's field as a Vietnamese message names it: the chi players count (or the 13 bare cards), then the
 field it is sent in; never a bare field name opening the sentence."""
@@ -64,6 +64,15 @@ field it is sent in; never a bare field name opening the sentence."""
 
 def _hand_named(attr: str | None) -> str | None:
     return HANDS_NAMED.get(attr or "", attr)
+
+
+def hand_named_by(labels: Mapping[str, str], named: Named) -> Named:
+    """A hand named as the room's ruleset labels it ("chi cuối (back)" where the 3-card hand is "Chi
+    đầu"): a card's fault is found before the ruleset is known, and named again once it is."""
+    if named is not HANDS_NAMED.get(named.en) or named.en not in labels:
+        return named
+    label = labels[named.en]
+    return Named(named.en, f"{label[:1].lower()}{label[1:]} ({named.en})")
 
 
 class Matches:

@@ -45,7 +45,7 @@ def _load_room(
     ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
     data, errors = _load(schema, raw)
     faults = ruleset_faults + room_rule_faults(raw, ruleset) + room_duplicates(data, raw)
-    reject_if(errors, faults + (more_faults(data) if data else []))
+    reject_if(errors, faults + (more_faults(data) if data else []), ruleset.labels if ruleset else None)
     assert ruleset is not None
     entries = []
     for player in data["players"]:
@@ -76,7 +76,7 @@ def _load_single_hand(
     data, errors = _load(schema, raw)
     if data or isinstance(raw, dict):
         faults += duplicate_faults([("", data or raw)], keys)
-    reject_if(errors, faults)
+    reject_if(errors, faults, ruleset.labels if ruleset else None)
     assert ruleset is not None
     return ruleset, data
 

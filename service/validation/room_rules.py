@@ -14,7 +14,7 @@ from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text
 from service.validation.faults import pointer
-from service.validation.fields import DIGEST, MOST_CARDS
+from service.validation.fields import DIGEST, HANDS_NAMED, MOST_CARDS, hand_named_by
 
 
 def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, list[Fault]]:
@@ -45,12 +45,17 @@ def _who(status: str) -> Text:
     return Text(WHO[status])
 
 
+def _hands(ruleset: Ruleset | None) -> dict[str, Any]:
+    """Each hand named as the ruleset labels it ("chi cuối (back)" in maubinh-bao), as a card's fault is."""
+    return {p: hand_named_by(ruleset.labels if ruleset else {}, HANDS_NAMED[p]) for p in POSITIONS}
+
+
 def _form_fault(key: str, status: str, ruleset: Ruleset | None) -> Text:
     """What a player of ``status`` must send; a timed-out one in a ruleset that scores its hands as they
     lie (``timeout: as_arranged``) is told why it still must."""
     if status == "timed_out" and ruleset is not None and ruleset.timeout == "as_arranged":
-        return Text(AS_ARRANGED[key], ruleset=ruleset.id)
-    return Text(key, who=_who(status))
+        return Text(AS_ARRANGED[key], ruleset=ruleset.id, **_hands(ruleset))
+    return Text(key, who=_who(status), **_hands(ruleset))
 
 
 def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset | None) -> Iterator[Fault]:
@@ -77,7 +82,7 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             if position not in given:
                 yield Fault(
                     f"{at}/{position}",
-                    missing or Text("fault.missing_hand_or_cards", who=_who(status)),
+                    missing or Text("fault.missing_hand_or_cards", who=_who(status), **_hands(ruleset)),
                     "missing_hand",
                 )
     elif "cards" not in player:

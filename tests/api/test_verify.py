@@ -283,5 +283,17 @@ def test_one_who_owes_and_is_owed_says_each_debt_in_its_own_clause() -> None:
         == "Chi0 còn phải trả 1.000.000 cho S1 và 1.000.000 cho Q3; R2 còn phải trả 9.000.000 cho Chi0"
     )
     assert said == "Chi0 still owes S1 1,000,000 and Q3 1,000,000, and is still owed 9,000,000 by R2"  # as it was
-    refund = who_owes_whom("S0", [{"payer": "S1", "payee": "S0", "amount": 2}], frozenset({"S0"}))
+    refund = who_owes_whom("S0", [{"payer": "S1", "payee": "S0", "amount": 2}], frozenset({("S1", "S0")}))
     assert refund.render("vi") == "S1 phải trả lại 2 cho S0"
+
+
+def test_a_refund_is_said_only_where_the_game_s_lines_moved_that_money(client: FlaskClient) -> None:
+    """Review 7, item 20: "Q: … → S phải trả lại 10 cho Q" said S had Q's money; the claim (amounts
+    alone) never said so: Q was charged too much and S too little, and S owes Q the difference."""
+    claimed = {"P": 30, "Q": -20, "R": -10, "S": 0}
+    vi = verify(client, {"amounts": claimed}, E3, language="vi").get_json()
+    said = {p["id"]: p["explanation"][0] for p in vi["players"] if p["difference"]}
+    assert said == {
+        "Q": "Q: game ghi −20, theo luật −10 → Q còn được nhận 10 từ S",
+        "S": "S: game ghi 0, theo luật −10 → S còn phải trả 10 cho Q",
+    }

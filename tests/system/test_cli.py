@@ -302,14 +302,17 @@ def test_verify_in_vietnamese_explains_and_sums_up_in_vietnamese(tmp_path: Path)
     assert one.returncode == 1
     assert json.loads(one.stdout)["players"][0]["explanation"] == [
         "P: game ghi −3.000, theo luật −9.000 → P còn phải trả 6.000 cho Q",
-        "so chi: theo luật −3.000 (game chỉ ghi tổng tiền)",
-        "sập: theo luật −6.000 (game chỉ ghi tổng tiền)",
+        "so chi: theo luật −3.000 (game không ghi theo từng bước)",
+        "sập: theo luật −6.000 (game không ghi theo từng bước)",
     ]
     path = tmp_path / "claims.jsonl"
     path.write_text("\n".join([_claim({"P": -9000, "Q": 9000}), _claim({"P": -3000, "Q": 3000})]) + "\n")
     many = run("verify", "--jsonl", str(path), "--jobs", "2", "--lang", "vi")
     assert many.returncode == 1
-    assert json.loads(many.stdout)["players"][1]["explanation"][2] == "sập: theo luật +6.000 (game chỉ ghi tổng tiền)"
+    assert (
+        json.loads(many.stdout)["players"][1]["explanation"][2]
+        == "sập: theo luật +6.000 (game không ghi theo từng bước)"
+    )
     assert many.stderr.startswith("maubinh verify: đã kiểm tra 2 ván: 1 khớp, 1 lệch, 0 bị từ chối, ")
 
 

@@ -72,6 +72,13 @@ def test_a_room_where_nobody_pays_says_why() -> None:
     body = _said("score", {**fouled, "players": players})
     assert body["ledger"] == [] and all(p["fouled"] for p in body["players"])
     assert body["explanation"] == (
-        "Không ai trả ai: cả 2 người đều binh lủng, và theo maubinh-2020 người cùng binh lủng không trả nhau."
+        "Không ai trả ai: cả 2 người đều binh lủng, và theo maubinh-2020, những người cùng binh lủng không trả nhau."
+    )
+    # review 7, item 25: a house variant's raw id stood where players say "the table's own rules"
+    house = {"base": "maubinh-2020", "patch": {"scoop": {"multiplier": 4}}}
+    said = _said("score", {**fouled, "ruleset": house, "players": players})["explanation"]
+    assert said == (
+        "Không ai trả ai: cả 2 người đều binh lủng, và theo luật riêng của bàn (maubinh-2020~custom), "
+        "những người cùng binh lủng không trả nhau."
     )
     assert "explanation" not in _said("score", E1)  # a room with lines: they say it

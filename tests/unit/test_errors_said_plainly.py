@@ -42,7 +42,25 @@ def test_a_422_says_how_many_faults_and_names_a_hand_by_its_chi() -> None:
     short = {**E1, "players": [{**E1["players"][0], "back": E1["players"][0]["back"][:4]}, E1["players"][1]]}
     vi = _refused(short)
     assert vi["detail"] == "Yêu cầu có 1 lỗi (sai đặc tả API hoặc sai luật chơi); xem chi tiết trong “errors”."
-    assert vi["errors"][0]["message"] == "chi 1 (back) phải có 5 lá, nhưng ở đây có 4 lá"  # type: ignore[index]
+    assert vi["errors"][0]["message"] == "chi 1 (back) phải có đúng 5 lá, nhưng ở đây có 4 lá"  # type: ignore[index]
+
+
+def test_a_hand_s_fault_counts_the_chi_as_the_ruleset_labels_them() -> None:
+    """Review 7, item 4: "chi 1 (back)" under maubinh-bao, whose players count from the 3-card hand
+    ("Chi đầu"), so that "chi 1" reads as the front; the card's fault is found before the ruleset."""
+    short = {**E1, "ruleset": "maubinh-bao", "players": [{**E1["players"][0], "back": ["AS"]}, E1["players"][1]]}
+    vi = _refused(short)
+    assert vi["errors"][0]["message"] == "chi cuối (back) phải có đúng 5 lá, nhưng ở đây có 1 lá"  # type: ignore[index]
+    assert _refused(short, "en")["errors"][0]["message"] == "back needs 5 cards; it has 1"  # type: ignore[index]
+    missing = {
+        **E1,
+        "ruleset": "maubinh-bao",
+        "players": [{"id": "P", "back": E1["players"][0]["back"]}, E1["players"][1]],
+    }
+    said = {e["pointer"]: e["message"] for e in _refused(missing)["errors"]}  # type: ignore[union-attr]
+    assert said["/players/0/front"] == (
+        "người chơi đã xếp bài phải gửi đủ ba chi: chi cuối (back), chi giữa (middle) và chi đầu (front)"
+    )
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *words: str) -> str:
@@ -102,7 +120,8 @@ def test_a_group_s_missing_or_unknown_command_is_said_as_a_command(capsys: pytes
 def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -> None:
     """Review 6, items 13, 14, 17, 19: a player who left may send its 13 cards, so one who sent both
     forms is told only that; "gửi hoặc … hoặc" was English word for word; "JSON lines" was English;
-    "cards" opened a sentence bare."""
+    "cards" opened a sentence bare. Review 7, item 5: the must ("phải") was missing; item 13: "13 lá rời
+    (cards) phải có 13 lá" said the 13 cards must be 13 cards."""
     left = {**E1["players"][1], "status": "left", "cards": ["2C"]}
     both = _refused({**E1, "players": [E1["players"][0], left]})
     said = {(e["pointer"], e["code"]): e["message"] for e in both["errors"]}  # type: ignore[union-attr]
@@ -113,12 +132,12 @@ def test_the_sixth_read_s_errors_say_only_the_real_fault_in_vietnamese_words() -
     partial = {key: value for key, value in left.items() if key not in ("cards", "middle")}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], partial]})["errors"]}  # type: ignore[union-attr]
     assert said["/players/1/middle"] == (
-        "người chơi đã rời bàn (status 'left') gửi một trong hai: đủ ba chi back (chi 1), middle (chi 2) và "
-        "front (chi 3), hoặc 13 lá trong cards"
+        "người chơi đã rời bàn (status 'left') phải gửi một trong hai: đủ chi 1 (back), chi 2 (middle) và "
+        "chi 3 (front), hoặc 13 lá trong cards"
     )
     short = {"id": "L", "status": "left", "cards": ["2C"]}
     said = {e["pointer"]: e["message"] for e in _refused({**E1, "players": [E1["players"][0], short]})["errors"]}  # type: ignore[union-attr]
-    assert said["/players/1/cards"] == "13 lá rời (cards) phải có 13 lá, nhưng ở đây có 1 lá"
+    assert said["/players/1/cards"] == "bài chưa xếp (cards) phải có đúng 13 lá, nhưng ở đây có 1 lá"
     status, body = answer(OPERATIONS["score"], b"  ", language="vi")
     assert status == 400 and "JSON lines" not in dumps(body, "vi").decode()
 
@@ -131,3 +150,75 @@ def test_a_bad_json_line_of_many_names_its_column_on_that_line_not_line_1() -> N
     status, body = answer_line(OPERATIONS["score"], b'{"stake":\n', catalogue_for(None), {}, "vi")
     detail = json.loads(dumps(body, "vi"))["detail"]
     assert status == 400 and detail.startswith("JSON không hợp lệ ở cột 10 của dòng này: "), detail
+
+
+def test_a_malformed_verifier_key_is_said_as_the_option_s_fault(capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 15: "không nhất quán: a verifier key is <name>+<key ID>+<key>" called a bad option
+    an inconsistent log, in the parser's English."""
+    said = _cli(capsys, "log", "check", "--log", "/nowhere", "--vkey", "abc", "old", "new", "--lang", "vi")
+    assert said == (
+        "maubinh log check: khóa kiểm (--vkey) sai dạng: khóa kiểm có dạng <tên>+<mã khóa>+<khóa>, "
+        "như maubinh log vkey in ra\n"
+    )
+
+
+def test_a_missing_log_key_says_what_is_missing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review 7, item 16: "khóa của sổ minh bạch: : not an unencrypted PEM private key (FileNotFoundError)"
+    hid the cause (no key given at all) behind an empty path and the loader's English."""
+    monkeypatch.delenv("MAUBINH_LOG_KEY_FILE", raising=False)
+    assert _cli(capsys, "log", "vkey", "--lang", "vi") == (
+        "maubinh log vkey: khóa của sổ minh bạch: chưa đặt MAUBINH_LOG_KEY_FILE và không có --key "
+        "(cần khóa riêng Ed25519 dạng PEM: openssl genpkey -algorithm ed25519)\n"
+    )
+    said = _cli(capsys, "log", "vkey", "--key", "/no/such/key.pem", "--lang", "vi")
+    assert "/no/such/key.pem: không có tệp này" in said and "FileNotFoundError" not in said
+
+
+def test_a_toml_fault_keeps_its_place_and_loses_the_parser_s_english(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 7, item 17: "không phải TOML: Invalid value (at line 1, column 5)"."""
+    bad, cut = tmp_path / "a.toml", tmp_path / "b.toml"
+    bad.write_text("x = 1\n\n y z\n")
+    cut.write_text('a = "x')
+    said = _cli(capsys, "keys", "check", str(bad), "--lang", "vi")
+    assert said == f"maubinh keys check: {bad}: không phải TOML: lỗi cú pháp ở dòng 3, cột 4\n"
+    said = _cli(capsys, "keys", "check", str(cut), "--lang", "vi")
+    assert said == f"maubinh keys check: {cut}: không phải TOML: tệp kết thúc giữa chừng một giá trị hay một bảng\n"
+
+
+def test_a_file_that_is_not_parquet_is_said_so_in_our_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 18: "không phải tệp Parquet (Parquet file size is 3 bytes, smaller than the minimum
+    file footer (8 bytes))": pyarrow's English in the middle of a Vietnamese line."""
+    said = {}
+    for name, data in (("short", b"abc"), ("text", b"not parquet at all"), ("broken", b"PAR1" + b"\0" * 12 + b"PAR1")):
+        (tmp_path / name).write_bytes(data)
+        said[name] = _cli(capsys, "verify", "--rooms", str(tmp_path / name), "--lang", "vi")
+    tail = "): bảng các ván là tệp mà maubinh rooms ghi ra\n"
+    assert said["short"].endswith(
+        "không phải tệp Parquet (tệp chỉ dài 3 byte, ngắn hơn 12 byte của tệp Parquet nhỏ nhất" + tail
+    )
+    assert said["text"].endswith("(tệp không mở đầu và kết thúc bằng 'PAR1' như mọi tệp Parquet" + tail)
+    assert said["broken"].endswith("(phần cuối tệp, nơi mô tả bảng, không đọc được" + tail)
+
+
+def test_a_receipt_not_made_says_so_not_that_it_failed_to_verify(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 7, item 27: `receipts make` said "không xác minh được: sai cấu trúc: …", a verifier's words."""
+    (tmp_path / "request.json").write_text(json.dumps(E1))
+    (tmp_path / "answer.txt").write_text("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{}")
+    said = _cli(capsys, "receipts", "make", "--request", str(tmp_path / "request.json"),
+                "--answer", str(tmp_path / "answer.txt"), "--lang", "vi")  # fmt: skip
+    assert said.startswith("maubinh receipts make: không tạo được biên nhận: ") and "xác minh" not in said, said
+    assert "dòng trống giữa phần tiêu đề và phần nội dung" in said, said
+
+
+def test_a_lock_of_a_missing_folder_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 7, item 28: "hãy nêu một thư mục chứa các tệp bộ luật" for a folder that does not exist."""
+    missing = tmp_path / "nodir"
+    assert _cli(capsys, "rulesets", "lock", str(missing), "--lang", "vi") == (
+        f"maubinh rulesets lock: {missing}: không có thư mục này; hãy nêu một thư mục chứa các tệp bộ luật\n"
+    )

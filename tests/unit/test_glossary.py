@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from service.texts import phrasebook
+from service.texts import choices_in_vietnamese, phrasebook
 
 GLOSSARY = (Path(__file__).parents[2] / "docs" / "glossary.md").read_text(encoding="utf-8")
 
@@ -68,7 +68,8 @@ def vietnamese_in_modules() -> dict[str, str]:
 def read_texts(language: str) -> dict[str, str]:
     """Every text a person reads in ``language``: the phrasebook (faults, ledger, viewer, report, problem
     pages), the viewer's example rooms' names, the words the pipeline names hands and patterns by, and,
-    in Vietnamese, every Vietnamese string of the service's modules."""
+    in Vietnamese, every Vietnamese string of the service's modules and the built-in rulesets' choices
+    (review 7: "phạt lủng" and "người thoát" were in them, unread by this test)."""
     from service.game.patterns import PATTERN_NAMES
 
     texts = dict(phrasebook(language))
@@ -79,6 +80,7 @@ def read_texts(language: str) -> dict[str, str]:
     texts.update({f"patterns.py: {pattern}": names[column] for pattern, names in PATTERN_NAMES.items()})
     if language == "vi":
         texts.update(vietnamese_in_modules())
+        texts.update({f"choices.vi.json: {english}": said for english, said in choices_in_vietnamese().items()})
     return texts
 
 

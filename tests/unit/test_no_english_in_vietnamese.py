@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import re
 from collections.abc import Iterator
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -244,6 +246,8 @@ def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: F
         for choice in client.get(f"/v1/rulesets/{ruleset}").get_json()["choices"]:
             for member in ("decision_vi", "reason_vi"):
                 assert not re.search(r"\b(front|middle|back|automatic)\b|[{}]", choice[member]), choice[member]
+                words = re.sub(r"^[a-z_.]+ = [^:]*(: )?", "", choice[member])  # review 7: "timeout = as_arranged."
+                assert re.search("[^\x00-\x7f]", words), choice[member]  # in words, not only the config
                 said[ruleset, choice["id"], member] = choice[member]
     fouls = {ruleset: text for (ruleset, _, _), text in said.items() if text.startswith("Bài chỉ binh lủng khi")}
     assert fouls["maubinh-2020"].startswith(
@@ -252,9 +256,14 @@ def test_a_choice_names_each_hand_by_its_ruleset_s_label_not_its_field(client: F
     assert fouls["maubinh-bao"].startswith("Bài chỉ binh lủng khi chi đầu (3 lá) mạnh hơn chi giữa, hoặc chi giữa")
     page = _page_words(client.get("/docs/rules", headers=VI).get_data(as_text=True))
     assert "chi 3 (3 lá) mạnh hơn chi 2" in page and "cùng các byte" not in page and "automatic" not in page
+    # review 7, item 3: "chi sau mạnh hơn chi trước" said the opposite under labels counting from the front
+    assert "chi cuối phải mạnh hơn hoặc bằng chi giữa, chi giữa phải mạnh hơn hoặc bằng chi đầu" in page
+    assert "chi sau mạnh hơn chi trước là" not in page
     html = client.get("/docs/rules", headers=VI).get_data(as_text=True)
     knobs = re.findall(r"<li><code>[a-z_]+\.[a-z_]+ = [^<]*</code>([^<]*)</li>", html)
     assert len(knobs) > 20 and all(words.startswith(": ") for words in knobs)  # each knob says what it decides
+    # review 7, item 9: "= false : không tính chi Át khi …" read as the rule in force, the opposite of false
+    assert "aces.skip_when_instant_win = false</code>: có bỏ chi Át khi có người thắng trắng không</li>" in html
 
 
 def _placeholders(parser: argparse.ArgumentParser) -> Iterator[str]:
@@ -292,3 +301,65 @@ def test_the_phrasebook_says_no_english_the_walk_cannot_reach() -> None:
     said = {key: re.sub(r"\{\w+\}", "", text) for key, text in phrasebook("vi").items()}  # a {field} is no word
     leaked = {key: text for key, text in said.items() if re.search(r"\b(header|worker|JSON lines)\b", text)}
     assert leaked == {}
+
+
+def _positionals(parser: argparse.ArgumentParser, name: str = "maubinh") -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield from _positionals(sub, f"{name} {command}")
+        elif not action.option_strings:
+            yield name, action
+
+
+def test_every_positional_argument_says_what_it_takes() -> None:
+    """Review 7: `maubinh rulesets --help` listed "MÃ | check TỆP…" with nothing beside it, and no lock."""
+    for language in ("vi", "en"):
+        bare = [f"{name} {action.dest}" for name, action in _positionals(_parser(language)) if not action.help]
+        assert bare == [], language
+    said = dict((name, action) for name, action in _positionals(_parser("vi")))["maubinh rulesets"]
+    assert "lock THƯ MỤC" in str(said.metavar) and "lock THƯ MỤC: ghi THƯ MỤC/rulesets.lock" in str(said.help)
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.said.append(record.getMessage())
+
+
+def test_serve_s_start_up_lines_are_in_the_language_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Review 7: under `serve --lang vi` only a refused start was Vietnamese; "answers are unsigned: …",
+    "rounds are not recorded: …", "/v1 routes are open to anyone: …" and the unready log were English."""
+    from service.api import create_app
+    from service.api.config import Settings, key_requirement, rounds_state, signing_state, start_language
+    from service.server import serve
+    from service.support import metrics_store
+
+    class Started(Exception):
+        pass
+
+    def execve(path: str, argv: list[str], env: dict[str, str]) -> None:
+        raise Started(env)
+
+    monkeypatch.setenv(metrics_store.ENV, str(tmp_path))  # serve pops it; put back after
+    monkeypatch.setattr(serve.os, "execve", execve)
+    with pytest.raises(Started) as started:
+        serve.serve(None, None, "vi")
+    monkeypatch.setenv("MAUBINH_START_LANG", started.value.args[0]["MAUBINH_START_LANG"])
+    said = [state(Settings()).render(start_language()) for state in (key_requirement, signing_state, rounds_state)]
+    assert said == [
+        "các đường dẫn /v1 mở cho mọi người: chưa đặt MAUBINH_CALLERS_FILE lẫn MAUBINH_API_KEYS",
+        "phản hồi không được ký: chưa đặt MAUBINH_SIGNING_KEY_FILE",
+        "không ghi nhớ các ván: chưa đặt MAUBINH_ROUNDS_REDIS_URL (một round_id có thể được tính với bất kỳ bài nào)",
+    ]
+    lines = _Lines()
+    logging.getLogger("maubinh").addHandler(lines)
+    try:
+        create_app({"log_requests": False, "rulesets_dir": str(tmp_path / "missing")})
+    finally:
+        logging.getLogger("maubinh").removeHandler(lines)
+    assert lines.said and lines.said[0].startswith("MAUBINH_RULESETS_DIR có một tệp bộ luật hỏng; dịch vụ khởi động")
+    assert [english_in(line) for line in [*said, *lines.said]] == [[]] * 4, lines.said

@@ -116,7 +116,7 @@ def test_an_ace_share_names_no_one_paid_nothing_and_who_takes_the_remainder() ->
         assert "dòng này" not in said and re.search(r"\b0 chi", said) is None, said
         if "không chia đều" in said:
             uneven += 1
-            assert "người ghi trước trong ván" in said, said
+            assert "người đứng trước trong danh sách người chơi" in said, said  # review 7, item 26
             order = list(players)
             named = re.search(r"trở lên \(([^)]*)\)", said)
             assert named is not None, said
@@ -199,17 +199,44 @@ def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
     )
 
 
+def test_three_equal_instant_wins_are_one_clause() -> None:
+    """Review 7, item 22: "P và Q cùng thắng trắng, ngang nhau, …; P và R …; Q và R …", the same clause
+    three times for one fact; and a fourth player's tie beside them is still said as its own."""
+    suits = {"P": "S", "Q": "H", "R": "D", "T": "C"}
+    dragon = "2{s} 3{s} 4{s} 5{s} 7{s} | A{s} K{s} Q{s} J{s} 9{s} | T{s} 8{s} 6{s}"  # one suit: the dragon flush
+    players = [seat(who, dragon.format(s=suit)) for who, suit in suits.items()]
+    said = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "vi"), "vi"))["explanation"]
+    assert (
+        said == "Không ai trả ai: cả 3 người (P, Q, R) cùng thắng trắng ngang nhau, nên không ai ăn ai và không so chi."
+    )
+    english = json.loads(dumps(score_document(room("maubinh-2020", *players[:3]), None, "en"), "en"))["explanation"]
+    assert english == (
+        "Nobody pays: all 3 players (P, Q, R) hold instant wins of equal rank, so none pays and no chi is compared."
+    )
+    four = json.loads(dumps(score_document(room("maubinh-2020", *players), None, "vi"), "vi"))["explanation"]
+    assert (
+        four.startswith("Không ai trả ai: cả 4 người (P, Q, R, T) cùng thắng trắng ngang nhau") and four.count(";") == 0
+    )
+
+
 def test_two_instant_wins_name_both() -> None:
     """Review 5, items 10, 11: the loser's own instant win is named, and the difference has a subject."""
     case = next(c for c in golden_cases() if c["name"] == "maubinh-2020/n3/instant-double")["request"]
     said = [line["explanation"] for line in json.loads(dumps(score_document(case, None, "vi"), "vi"))["ledger"]]
     assert "P thắng trắng với sảnh rồng, lớn hơn lục phé bôn của R: ăn 12 chi, không so chi" in said
     difference = {**case, "ruleset": {"base": "maubinh-2020", "patch": {"instant_wins": {"collision": "difference"}}}}
-    said = [line["explanation"] for line in json.loads(dumps(score_document(difference, None, "vi"), "vi"))["ledger"]]
+    ledger = json.loads(dumps(score_document(difference, None, "vi"), "vi"))["ledger"]
+    said = [line["explanation"] for line in ledger]
     assert (
         "Cả hai cùng thắng trắng: P có sảnh rồng (12 chi), R có lục phé bôn (3 chi); "
         "theo luật riêng của bàn, P ăn phần chênh lệch 9 chi, không so chi"
     ) in said
+    # review 7, item 29: "bảng thắng trắng: sảnh rồng (…) − bảng thắng trắng: lục phé bôn (…), …" put a minus
+    # between two labels; the rule is one difference
+    assert (
+        "chênh lệch giữa sảnh rồng và lục phé bôn trong bảng thắng trắng (instant_wins.table[dragon].units − "
+        "instant_wins.table[six_pairs].units; instant_wins.collision)"
+    ) in [line["rule_text"] for line in ledger]
 
 
 def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
@@ -223,22 +250,30 @@ def test_maubinh_bao_says_each_chi_s_size_and_one_name_for_its_trips() -> None:
     plain = json.loads(dumps(score_document(cases["maubinh-2020/n2/fouled"], None, "vi"), "vi"))["ledger"]
     assert [line["explanation"].split(":")[0] for line in plain[:3]] == ["Chi 1 (5 lá)", "Chi 2 (5 lá)", "Chi 3 (3 lá)"]
     trips = json.loads(dumps(score_document(cases["maubinh-bao/n2/declared-trips_front"], None, "vi"), "vi"))
-    assert trips["ledger"][0]["explanation"] == "Q thắng trắng với sám chi đầu (chi 3 lá): ăn 3 chi, không so chi"
+    # review 7, item 23: in a ruleset where the win must be declared, the line says Q pressed BÁO
+    assert trips["ledger"][0]["explanation"] == "Q BÁO sám chi đầu (chi 3 lá), thắng trắng: ăn 3 chi, không so chi"
     assert trips["players"][1]["instant_win"]["name"] == "Sám chi đầu (chi 3 lá)"  # the same name in the answer
 
 
 def test_every_rule_a_vietnamese_line_cites_names_its_fields_in_words() -> None:
     """Review 6, item 21: ``rule_text`` was a bare field path for every step but chi; each path now
     follows its words in brackets, and the fallback for a field with no words is never needed."""
-    seen = set()
+    seen, aces = set(), set()
     for _, ledger in LEDGERS:
         for line in ledger:
             said, rule = line["rule_text"], line["rule"]
             paths = re.findall(r"[a-z_]+(?:\.[a-z_]+|\[[^\]]*\])+", rule.replace("docs/rules.md", ""))
-            for path in paths:
-                assert re.search(rf"\w \({re.escape(path)}\)", said), said
+            for path in paths:  # its words, then the path in their brackets (a difference's two in one)
+                assert re.search(rf"\w \((?:[^()]*[;−] )?{re.escape(path)}[;−)]", said), said
             bare = re.sub(r"\([^()]*(?:\[[^\]]*\][^()]*)*\)", "", said)
             assert not re.search(r"\b[a-z_]+\.[a-z_]+", bare.replace("docs/rules.md", "")), said
             assert "trường của bộ luật" not in said, said
             seen.add(line["step"])
+            if line["step"] == "ace":  # review 7, items 6-8: "mỗi lá Át thiếu hay dư tính" said no what
+                aces.update(re.findall(r"chi Át: [^(]*\(aces\.\w+\)", said))
     assert seen == {"instant_win", "chi", "bonus", "scoop", "foul", "ace"}
+    assert aces == {
+        "chi Át: số chi người không có Át phải đền (aces.no_ace_pays)",
+        "chi Át: số chi người có đủ 4 lá Át được nhận từ mỗi nhà (aces.four_aces_receives)",
+        "chi Át: số chi cho mỗi lá Át thiếu hay dư (aces.units_per_ace)",
+    }
