@@ -42,6 +42,26 @@ def key_name(name: str) -> str:
     return name
 
 
+def parse_vkey(vkey: str, algorithm: int, kind: str) -> tuple[str, bytes]:
+    """The name and Ed25519 public key of ``<name>+<key ID>+<base64(algorithm || key)>``, its key ID
+    checked: a verifier key (0x01) or a witness's cosigner key (0x04); ``kind`` names it in a fault."""
+    parts = vkey.strip().split("+", 2)
+    if len(parts) != 3:
+        raise NoteError(f"a {kind} key is <name>+<key ID>+<key>")
+    name, hex_id, material = parts
+    try:
+        raw = base64.b64decode(material, validate=True)
+        wanted = bytes.fromhex(hex_id)
+    except (binascii.Error, ValueError):
+        raise NoteError(f"a {kind} key's ID is 8 hex digits and its key base64") from None
+    if len(hex_id) != 8 or len(raw) != 33 or raw[0] != algorithm:
+        raise NoteError(f"not an Ed25519 {kind} key (type 0x{algorithm:02x} and 32 bytes)")
+    public = raw[1:]
+    if key_id(key_name(name), public, algorithm) != wanted:
+        raise NoteError(f"the {kind} key's ID is not the hash of its name and key")
+    return name, public
+
+
 @dataclass(frozen=True)
 class Verifier:
     """An Ed25519 verifier key of a signed note."""
@@ -60,21 +80,7 @@ class Verifier:
 
     @classmethod
     def parse(cls, vkey: str) -> Verifier:
-        parts = vkey.strip().split("+", 2)
-        if len(parts) != 3:
-            raise NoteError("a verifier key is <name>+<key ID>+<key>")
-        name, hex_id, material = parts
-        try:
-            raw = base64.b64decode(material, validate=True)
-            wanted = bytes.fromhex(hex_id)
-        except (binascii.Error, ValueError):
-            raise NoteError("a verifier key's ID is 8 hex digits and its key base64") from None
-        if len(hex_id) != 8 or len(raw) != 33 or raw[0] != ED25519:
-            raise NoteError("not an Ed25519 verifier key (type 0x01 and 32 bytes)")
-        verifier = cls(key_name(name), raw[1:])
-        if verifier.key_id != wanted:
-            raise NoteError("the verifier key's ID is not the hash of its name and key")
-        return verifier
+        return cls(*parse_vkey(vkey, ED25519, "verifier"))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from nacl.bindings import crypto_sign, crypto_sign_open, crypto_sign_seed_keypai
 from nacl.exceptions import BadSignatureError
 
 from service.transparency.merkle import HASH_SIZE, ProofError, consistency_proof, verify_consistency
-from service.transparency.note import DASH, Checkpoint, NoteError, Verifier, key_id, key_name, open_note
+from service.transparency.note import DASH, Checkpoint, NoteError, Verifier, key_id, key_name, open_note, parse_vkey
 from service.transparency.tiles import Read, TiledTree
 
 COSIGNATURE: Final = 0x04
@@ -62,18 +62,7 @@ class CosignerKey:
 
     @classmethod
     def parse(cls, vkey: str) -> CosignerKey:
-        name, _, rest = vkey.strip().partition("+")
-        hex_id, _, material = rest.partition("+")
-        try:
-            raw = base64.b64decode(material, validate=True)
-        except binascii.Error:
-            raise NoteError("a cosigner's key is base64") from None
-        if len(raw) != 33 or raw[0] != COSIGNATURE:
-            raise NoteError("not an Ed25519 cosigner key (vkey type 0x04 and 32 bytes)")
-        key = cls(key_name(name), raw[1:])
-        if key.key_id.hex() != hex_id:
-            raise NoteError("the cosigner key's ID is not the hash of its name and key")
-        return key
+        return cls(*parse_vkey(vkey, COSIGNATURE, "cosigner"))
 
     def timestamp(self, note: str) -> int:
         """When this cosigner cosigned ``note`` (a checkpoint with its signature lines): :class:`NoteError`

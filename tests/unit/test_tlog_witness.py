@@ -66,6 +66,15 @@ def test_a_cosignature_is_the_specs_timestamped_ed25519_signature(log: tuple[Pat
     crypto_sign_open(blob[12:] + f"cosignature/v1\ntime {NOW}\n".encode() + text.encode(), public)
     assert COSIGNER.key.timestamp(notes[0] + answer.body.decode()) == NOW
     assert CosignerKey.parse(COSIGNER.key.vkey) == COSIGNER.key
+    name, hex_id, material = COSIGNER.key.vkey.split("+")
+    for wrong, why in (
+        (SIGNER.verifier.vkey, "type 0x04"),  # a log's verifier key is no cosigner key
+        (f"{name}+{int(hex_id, 16) ^ 1:08x}+{material}", "not the hash"),
+        (f"{name}+{hex_id[:6]}+{material}", "type 0x04"),
+        (f"{name}+{hex_id}", "<name>"),
+    ):
+        with pytest.raises(NoteError, match=why):
+            CosignerKey.parse(wrong)
     with pytest.raises(NoteError, match="no cosignature"):
         Cosigner("witness.test/w2", bytes(32)).key.timestamp(notes[0] + answer.body.decode())
 
