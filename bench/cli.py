@@ -5,7 +5,8 @@ Figures from one run, medians where repeated:
    instructions (valgrind: this host's speed drifts by 2x across a day, the count does not);
 2. `maubinh score --jsonl` over N four-player rooms with --jobs 1 and --jobs 2, in turn, a few
    rounds; the median of the rounds' speed-ups (goal >= 1.7x);
-   `maubinh verify --jsonl` likewise, over the same rooms with claims of the amounts score gave (all agree);
+   `maubinh verify --jsonl` likewise, over the same rooms with claims of the amounts score gave (all agree),
+   and over those claims --month times over (its start-up, 0.15 s, is a tenth of a run over 100,000);
 3. `maubinh arrange --jsonl` (3 alternatives) over 200 hands: ms per hand from the CLI's own
    summary line, which times the lines and not the process start (goal <= 1.5 ms per hand), with
    --jobs 1 and with the default --jobs (the cores available).
@@ -13,7 +14,7 @@ Processes run with bytecode caches, as after an install (PYTHONDONTWRITEBYTECODE
 With --against OTHER (another build's `maubinh`, say a git worktree of an earlier commit, installed),
 figure 1 runs in turns with OTHER's, and the median of the rounds' ratios is printed too: this host's
 speed drifts by 2x, a ratio within one run does not.
-Run: .venv/bin/python bench/cli.py [--rooms 100000] [--starts 15] [--rounds 3] [--against OTHER]
+Run: .venv/bin/python bench/cli.py [--rooms 100000] [--month 5] [--starts 15] [--rounds 3] [--against OTHER]
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--rooms", type=int, default=100_000)
     parser.add_argument("--starts", type=int, default=15)
     parser.add_argument("--rounds", type=int, default=3, help="of --jobs 1 against --jobs 2")
+    parser.add_argument("--month", type=int, default=5, help="verify also over the claims this many times over")
     parser.add_argument("--against", metavar="OTHER", help="another build's maubinh, for figure 1 in turns")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="maubinh-cli-"))
@@ -102,11 +104,13 @@ def main() -> None:
         for room, line in zip(rooms.read_text().splitlines(), answers, strict=True):
             amounts = {p["id"]: p["amount"] for p in json.loads(line)["players"]}
             written.write(json.dumps({**json.loads(room), "claimed": {"amounts": amounts}}) + "\n")
-    verify_pairs = [
-        (wall("verify", "--jsonl", str(claims), "--jobs", "1", "-o", out)[0],
-         wall("verify", "--jsonl", str(claims), "--jobs", "2", "-o", out)[0])
-        for _ in range(args.rounds)
-    ]  # fmt: skip
+    month = work / "claims-month.jsonl"  # verify's start-up is a tenth of a run over the rooms alone
+    month.write_bytes(claims.read_bytes() * args.month)
+    verify_pairs, month_pairs = [], []
+    for _ in range(args.rounds):
+        for given, pairs_of in ((claims, verify_pairs), (month, month_pairs)):
+            pairs_of.append((wall("verify", "--jsonl", str(given), "--jobs", "1", "-o", out)[0],
+                             wall("verify", "--jsonl", str(given), "--jobs", "2", "-o", out)[0]))  # fmt: skip
     arranged = {
         jobs: [
             wall("arrange", "--jsonl", str(hands), "-o", out, *(("--jobs", "1") if jobs == 1 else ())) for _ in range(5)
@@ -124,11 +128,13 @@ def main() -> None:
     if args.against:
         print(f"  in turns with {args.against}: its median {theirs * 1000:.0f} ms; ours / its, median of"
               f" rounds {ratios[1]:.3f} (quartiles {ratios[0]:.3f}-{ratios[2]:.3f})")  # fmt: skip
-    for command, timed in (("score", pairs), ("verify", verify_pairs)):
+    month_rooms = args.rooms * args.month
+    for command, timed, count in (("score", pairs, args.rooms), ("verify", verify_pairs, args.rooms),
+                                  ("verify", month_pairs, month_rooms)):  # fmt: skip
         jobs1, jobs2 = (statistics.median(p[k] for p in timed) for k in (0, 1))
         speedups = sorted(one / two for one, two in timed)
-        print(f"maubinh {command} --jsonl, {args.rooms:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
-              f" ({args.rooms / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({args.rooms / jobs2:,.0f} rooms/s):"
+        print(f"maubinh {command} --jsonl, {count:,} rooms, medians of {args.rounds} rounds: --jobs 1 {jobs1:.1f} s"
+              f" ({count / jobs1:,.0f} rooms/s), --jobs 2 {jobs2:.1f} s ({count / jobs2:,.0f} rooms/s):"
               f" {statistics.median(speedups):.2f}x (rounds {speedups[0]:.2f}-{speedups[-1]:.2f}; goal >= 1.7x)")  # fmt: skip
     for jobs in arranged:
         label = "--jobs 1" if jobs == 1 else f"default --jobs ({jobs}, the cores)"
