@@ -122,7 +122,7 @@ def file_fault(key: str, **fields: Any) -> CallersFileError:
     return CallersFileError(Text(key, **fields))
 
 
-TOML_AT: Final = re.compile(r"\(at line (\d+), column (\d+)\)$")
+TOML_AT: Final = re.compile(r"\(at line (\d+), column (\d+)\)\Z")
 
 
 def _toml_fault(said: str) -> Text:
