@@ -216,8 +216,10 @@ def _cosign(args: argparse.Namespace, language: Language) -> int:
 
 def run(args: argparse.Namespace) -> int:
     language: Language = args.lang
-    commands = {"serve": _serve, "check": _check, "monitor": _monitor, "proof": _proof, "witness": _witness}
-    command = (commands | {"cosign": _cosign}).get(args.log_command)
+    commands = {
+        "serve": _serve, "check": _check, "monitor": _monitor, "proof": _proof, "witness": _witness, "cosign": _cosign
+    }  # fmt: skip
+    command = commands.get(args.log_command)
     if command is not None:
         return command(args, language)
     try:  # vkey
