@@ -74,6 +74,7 @@ def spans(
         size = max(1, math.ceil(status.st_size / max(1, count)))
         first, start, counted = 1, 0, 0  # the span being found: from start, its newlines so far
         end, boundary = 0, size  # where the block read ends; the span ends at the first line end past boundary
+        ended = True  # whether the bytes read so far end a line
         while block := source.read(BLOCK):
             if seen is not None:
                 seen(block)
@@ -85,12 +86,9 @@ def spans(
                 first, start, counted = first + counted, offset + at, 0
                 boundary = max(boundary + size, start + 1)
             counted += block.count(b"\n", at)
+            ended = block.endswith(b"\n")
         if end > start:  # the last span; its last line may lack a newline
-            yield Span(path, identity, first, start, end - start, counted + (not _ends_line(source, end)))
-
-
-def _ends_line(source: Any, end: int) -> bool:
-    return os.pread(source.fileno(), 1, end - 1) == b"\n"
+            yield Span(path, identity, first, start, end - start, counted + (not ended))
 
 
 class _Reader:
