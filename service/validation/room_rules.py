@@ -76,15 +76,16 @@ def _player_form_faults(index: int, player: Mapping[str, Any], ruleset: Ruleset 
             "missing_hand",
         )
     if needs_arrangement or (given and "cards" not in player):  # with cards too, both_forms is the one fault
-        # One who may send its 13 cards instead is told so: "must send all three" would send it the wrong way.
-        missing = _form_fault("fault.missing_hand", status, ruleset) if needs_arrangement else None
-        for position in POSITIONS:
-            if position not in given:
-                yield Fault(
-                    f"{at}/{position}",
-                    missing or Text("fault.missing_hand_or_cards", who=_who(status), **_hands(ruleset)),
-                    "missing_hand",
-                )
+        absent = [p for p in POSITIONS if p not in given]
+        if absent:  # worded only when said: every player's three labels were a sixth of a room's cost
+            # One who may send its 13 cards instead is told so: "must send all three" would send it the wrong way.
+            missing = (
+                _form_fault("fault.missing_hand", status, ruleset)
+                if needs_arrangement
+                else Text("fault.missing_hand_or_cards", who=_who(status), **_hands(ruleset))
+            )
+            for position in absent:
+                yield Fault(f"{at}/{position}", missing, "missing_hand")
     elif "cards" not in player:
         yield Fault(at, Text("fault.no_cards"), "no_cards")
     if "declare" in player and ruleset is not None:
