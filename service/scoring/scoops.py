@@ -4,7 +4,7 @@ sweeper's extra (bắt sập làng); and beside it, its array form for many room
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from service.rulesets import Ruleset
 from service.scoring.evaluation import EvaluatedMany, EvaluatedRoom
@@ -20,7 +20,7 @@ from service.scoring.settlement import (
     with_bonus,
     with_knobs,
 )
-from service.texts import Named, numeral, phrasebook
+from service.texts import Named, ledger_fields, numeral, phrasebook
 
 if TYPE_CHECKING:
     import numpy as np
@@ -155,28 +155,30 @@ def _scoop_line(room: EvaluatedRoom, pair: Pair, winner: int, loser: int, scoope
     by = _scooped_by(lost, scoopers, n - 1, pays.rule.startswith("scoop.table"))
     fouled = room.players[loser].fouled
     reason = _status_reason(room.players[loser].foul_reason)
-    explanation = (
-        key,
-        {
-            "winner": won,
-            "loser": lost,
-            "by": by,
-            "won": _opening(won, lost, by, fouled, reason),
-            "sweep_opening": _sweep_opening(lost, fouled, reason),
-            "with_bonus": with_bonus(pays.basis),
-            "gap": times_said(m * s),
-            "sweep_by": _sweep_said(s),
-            "factor": _factor_said(m, s),
-            "pays": product_said(pays.basis, m * s - 1, pays.units),
-            "sweep": s,
-            "basis": pays.basis,
-            "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
-            "times": m * s,
-            "extra": m * s - 1,
-            "units": pays.units,
-        },
-    )
-    return ledger_line(room, "scoop", loser, winner, pays.units, with_knobs(pays.rule, pair), explanation)
+    fields: dict[str, Any] = {
+        "winner": won,
+        "loser": lost,
+        "by": by,
+        "with_bonus": with_bonus(pays.basis),
+        "gap": times_said(m * s),
+        "pays": product_said(pays.basis, m * s - 1, pays.units),
+        "sweep": s,
+        "basis": pays.basis,
+        "multiplier": f"({m} × {s} − 1)" if s > 1 else f"({m} − 1)",
+        "times": m * s,
+        "extra": m * s - 1,
+        "units": pays.units,
+    }
+    said = ledger_fields(key)  # a scoop's opening or a sweep's, each worded only where its text says it
+    if "won" in said:
+        fields["won"] = _opening(won, lost, by, fouled, reason)
+    if "sweep_opening" in said:
+        fields["sweep_opening"] = _sweep_opening(lost, fouled, reason)
+    if "sweep_by" in said:
+        fields["sweep_by"] = _sweep_said(s)
+    if "factor" in said:
+        fields["factor"] = _factor_said(m, s)
+    return ledger_line(room, "scoop", loser, winner, pays.units, with_knobs(pays.rule, pair), (key, fields))
 
 
 def _sweep_total_line(room: EvaluatedRoom, pair: Pair, sweeper: int) -> LedgerLine:

@@ -67,6 +67,7 @@ FOUL_BY_STATUS: Final = {
 """A player who left or timed out did not foul an arrangement: its lines say it is counted as fouled."""
 
 
+@lru_cache(maxsize=1024)  # small numbers again and again: a scoop line says three
 def product_said(basis: int, extra: int, units: int) -> Named:
     """What is paid on top, as a player reckons it aloud: "3 × 2 = 6", or just "3" where the factor
     is 1 (a "× 1" reads as noise, and beside "gấp 2" as a mistake)."""
@@ -76,15 +77,19 @@ def product_said(basis: int, extra: int, units: int) -> Named:
     return Named(f"{b.en} × {e.en} = {u.en}", f"{b.vi} × {e.vi} = {u.vi}")
 
 
+@lru_cache(maxsize=1024)
 def times_said(times: int) -> Named:
     """A multiple as players say it: "gấp đôi" for 2, "gấp 3" beyond."""
     return Named(f"× {times}", "gấp đôi" if times == 2 else f"gấp {numeral(times).vi}")
 
 
+_WITH_BONUS: Final = (Named("", ""), Named("", phrasebook("vi")["ledger.with_bonus"]))
+
+
 def with_bonus(total: int) -> Named:
     """Said after the chi a player lost where they are worth more than the 3 chi themselves: "cả 3
     chi" and then "6 chi đã thua" read as a contradiction unless the bonus is named."""
-    return Named("", phrasebook("vi")["ledger.with_bonus"] if total > 3 else "")
+    return _WITH_BONUS[total > 3]
 
 
 def _foul_key(key: str, reason: str | None) -> str:

@@ -50,6 +50,10 @@ MINUS = "\u2212"
 """The minus sign of a number said in words: "−9,000", not the hyphen of "-9000"."""
 
 
+_SMALL_NUMERALS: tuple[Named, ...] = tuple(Named(str(n), str(n)) for n in range(1000))
+"""0–999, unsigned, as both languages write them (no separator yet): a line's numbers are mostly these."""
+
+
 def numeral(n: int, signed: bool = False) -> Named:
     """A whole number as each language writes it: 9,000 in English, 9.000 in Vietnamese (the thousands
     separator a Vietnamese reader takes for one; a comma there reads as a decimal point), the minus
@@ -61,6 +65,8 @@ def numeral(n: int, signed: bool = False) -> Named:
     >>> numeral(6000, signed=True).vi
     '+6.000'
     """
+    if 0 <= n < len(_SMALL_NUMERALS) and not (signed and n):
+        return _SMALL_NUMERALS[n]
     grouped = f"{abs(n):,}"
     sign = MINUS if n < 0 else "+" if signed and n > 0 else ""
     return Named(sign + grouped, sign + grouped.replace(",", "."))
@@ -172,6 +178,12 @@ def choice_in_vietnamese(english: str, labels: Mapping[str, str]) -> str | None:
     for position, label in labels.items():
         said = said.replace("{" + position + "}", label[:1].lower() + label[1:])
     return said
+
+
+@cache
+def ledger_fields(key: str) -> frozenset[str]:
+    """The fields a ledger text names in any language: a line need not reckon the words of one it never says."""
+    return frozenset(name for language in LANGUAGES for _, name in ledger_templates(language)[key] if name)
 
 
 @cache
