@@ -1,5 +1,6 @@
 """Every 422 kind of openapi.yaml, each naming the field by JSON pointer; every fault, not the first."""
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from marshmallow import ValidationError
 from service.contract import Fault, RoomRejected
 from service.documents import BadDocument, loads, score_document
 from service.serialize import rejected_json
+from service.support.strict_json import strictly
 from service.validation.schemas import ROOM_SCHEMA, PlayerSchema
 
 P = "AS AD 7C 7D 2H | KS KH 9H 5D 3S | QH JD 4C"
@@ -238,6 +240,65 @@ def test_a_compact_text_reads_as_the_same_text_with_white_space(compact: bytes) 
     spaced = compact.replace(b'":', b'": ').replace(b",", b", ")
     assert verdict(compact) == verdict(spaced) == verdict(compact.decode("utf-8"))
     assert verdict(b'{"a":1,"a":2}') == "the key 'a' appears twice in one object"
+
+
+def _verdict(read: Any, body: bytes) -> Any:
+    try:
+        return ("read", read(body))
+    except BadDocument as refused:
+        return ("refused", str(refused))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": 1, "a": 2}',
+        b'{"a": "x y", "a": "z"}',  # the dropped value holds a space, the kept one none
+        b'{"a": "z", "a": "x y"}',
+        b'{"a b": 1, "a b": 2}',
+        b'{"a":{"b": 1},\n "a":{"b": 1}}',
+        b'{"a": "\\u0020", "b": [1, 2]}',  # an escaped space: read as a space, written raw
+        b'{"a": "\\t\\n", "b" :\t[ 1 ,2 ] }\n',
+        b'{"players": [{"id": "Nguy\xe1\xbb\x85n V\xc4\x83n A", "back": ["AS"]}]}',
+        b'{"a": 1.0, "b": 2}',
+        b'{"a": 01}',
+        b'{"a": 1}  x',
+        b'[1, 2, {"k": [true, false, null]}]',
+    ],
+)
+def test_the_fast_path_gives_the_strict_readers_verdict_on_spaced_texts(body: bytes) -> None:
+    """strict_json reads a spaced text with orjson when, white space between tokens dropped, it is
+    orjson's compact writing: never where a key is written twice, or a string holds a space."""
+    assert _verdict(loads, body) == _verdict(strictly, body)
+
+
+_KEYS = st.sampled_from(["a", "b", "a b", " ", "k:"])
+_SCALARS = st.one_of(st.integers(-(2**70), 2**70), st.sampled_from(["x", "x y", " ", "\t", "é"]), st.none())
+
+
+def _spaced(draw: Any, value: Any, depth: int = 0) -> str:
+    """``value`` written with white space drawn between tokens, and maybe a member written twice."""
+    gap = lambda: draw(st.sampled_from(["", " ", "\n", "\t ", "\r\n"]))  # noqa: E731
+    if isinstance(value, dict):
+        members = [
+            f"{gap()}{json.dumps(k)}{gap()}:{gap()}{_spaced(draw, v, depth + 1)}{gap()}" for k, v in value.items()
+        ]
+        if members and draw(st.booleans()):
+            members.append(members[draw(st.integers(0, len(members) - 1))])
+        return "{" + ",".join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(f"{gap()}{_spaced(draw, v, depth + 1)}{gap()}" for v in value) + "]"
+    return json.dumps(value, ensure_ascii=draw(st.booleans()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_the_fast_path_gives_the_strict_readers_verdict_on_random_spaced_texts(data: st.DataObject) -> None:
+    document = data.draw(
+        st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3))
+    )
+    body = _spaced(data.draw, {"d": document}).encode()
+    assert _verdict(loads, body) == _verdict(strictly, body)
 
 
 def test_json_pointer_escapes_unknown_keys() -> None:
