@@ -29,6 +29,7 @@ COMPILED = [
     "service/validation/room_rules.py",
     "service/validation/load.py",
     "service/validation/room_arrays.py",
+    "service/validation/plain_rooms.py",
     "service/documents.py",
     "service/bulk/engine.py",
     "service/trust/rulings_in_bulk.py",

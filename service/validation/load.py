@@ -17,6 +17,7 @@ from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.texts import Text
 from service.validation.bounds import MOST_MEMBERS, oversized
 from service.validation.faults import reject_if
+from service.validation.plain_rooms import plain_room
 from service.validation.room_rules import duplicate_faults, resolve_ruleset, room_duplicates, room_rule_faults
 from service.validation.schemas import ARRANGE_SCHEMA, ARRANGEMENT_SCHEMA, BATCH_SCHEMA, ROOM_SCHEMA, VERIFY_SCHEMA
 
@@ -43,7 +44,8 @@ def _load_room(
     if too_large := list(oversized(raw)):
         raise RoomRejected(too_large)
     ruleset, ruleset_faults = resolve_ruleset(raw, catalogue or builtin_catalogue())
-    data, errors = _load(schema, raw)
+    plain = plain_room(raw) if schema is ROOM_SCHEMA else None
+    data, errors = (plain, {}) if plain is not None else _load(schema, raw)
     faults = ruleset_faults + room_rule_faults(raw, ruleset) + room_duplicates(data, raw)
     reject_if(errors, faults + (more_faults(data) if data else []), ruleset.labels if ruleset else None)
     assert ruleset is not None
