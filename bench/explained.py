@@ -1,0 +1,99 @@
+"""The explained path, whole process, against another build of maubinh (issue 56), in turns.
+
+Issue 56 measured a plain reference implementation of the rules at 295 rooms/s beside `maubinh score`
+at 3,792 rooms/s (12.9x), on its day's main. The reference is not in this repository, so ours is
+measured against that main (OTHER: a build of it, say a git worktree of 3c564dc, compiled) in turns, and
+the multiple of the reference follows: 12.9 x OTHER's time / ours (``--their-multiple``).
+
+Figures, each the median over rounds of ours and OTHER's taking turns (this host's speed drifts by 2x
+in a day; a ratio within one round does not):
+1. `maubinh score --jsonl` over 1,151 of bench/rooms.py's four-player rooms, the default --jobs (the
+   cores): the issue's own measure, start-up included;
+2. the same over --rooms (many) rooms, the default --jobs, and with --jobs 1 (one core against one core);
+3. with --instructions, what a room costs each build in instructions (valgrind, 600 rooms less 100, so
+   start-up cancels), --jobs 1: the figure noise does not move.
+Run: .venv/bin/python bench/explained.py --against OTHER [--rooms 20000] [--rounds 7] [--instructions]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from instructions import instructions
+from rooms import four_player_rooms
+
+MAUBINH = str(Path(sys.executable).with_name("maubinh"))
+ISSUE_ROOMS = 1151
+
+
+def whole(maubinh: str, rooms: Path, *jobs: str) -> float:
+    """Seconds from process start to exit."""
+    started = time.perf_counter()
+    subprocess.run([maubinh, "score", "--jsonl", *jobs, "-o", "/dev/null", str(rooms)], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--against", metavar="OTHER", required=True, help="the other build's maubinh")
+    parser.add_argument("--rooms", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--their-multiple", type=float, default=12.9, help="OTHER's multiple of the reference")
+    parser.add_argument("--instructions", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="maubinh-explained-"))
+    files = {}
+    for count in (ISSUE_ROOMS, args.rooms, 100, 600):
+        files[count] = work / f"rooms-{count}.jsonl"
+        files[count].write_text("".join(json.dumps(r) + "\n" for r in four_player_rooms(count, seed=5)))
+    for maubinh in (MAUBINH, args.against):  # both builds score the rooms
+        subprocess.run([maubinh, "score", "--jsonl", "--jobs", "1", str(files[100])], check=True, capture_output=True)
+    cases = [
+        (f"{ISSUE_ROOMS:,} rooms, default --jobs (the issue's measure)", files[ISSUE_ROOMS], ()),
+        (f"{args.rooms:,} rooms, default --jobs", files[args.rooms], ()),
+        (f"{args.rooms:,} rooms, --jobs 1", files[args.rooms], ("--jobs", "1")),
+    ]
+    print(f"maubinh score --jsonl, whole process, ours against {args.against} in turns, {args.rounds} rounds, medians:")
+    for label, rooms, jobs in cases:
+        whole(MAUBINH, rooms, *jobs), whole(args.against, rooms, *jobs)  # warm the file and bytecode caches
+        turns = []
+        for k in range(args.rounds):  # each goes first in every other round
+            if k % 2:
+                theirs_first = whole(args.against, rooms, *jobs)
+                turns.append((whole(MAUBINH, rooms, *jobs), theirs_first))
+            else:
+                ours_first = whole(MAUBINH, rooms, *jobs)
+                turns.append((ours_first, whole(args.against, rooms, *jobs)))
+        ours, theirs = (statistics.median(t[k] for t in turns) for k in (0, 1))
+        ratios = sorted(other / mine for mine, other in turns)
+        ratio = statistics.median(ratios)
+        count = len(rooms.read_bytes().splitlines())
+        print(
+            f"  {label}: ours {ours:.2f} s ({count / ours:,.0f} rooms/s), its {theirs:.2f} s;"
+            f" its time / ours {ratio:.3f} (rounds {ratios[0]:.3f}-{ratios[-1]:.3f}):"
+            f" {args.their_multiple * ratio:.1f}x the reference (goal >= 20x)"
+        )
+    if args.instructions:
+        counts = {}
+        for name, maubinh in (("ours", MAUBINH), ("its", args.against)):
+            small, large = (
+                instructions([maubinh, "score", "--jsonl", "--jobs", "1", "-o", "/dev/null", str(files[n])])
+                for n in (100, 600)
+            )
+            counts[name] = (large - small) / 500
+        print(
+            f"  instructions a room, --jobs 1 (600 rooms less 100): ours {counts['ours'] / 1e6:.2f} M,"
+            f" its {counts['its'] / 1e6:.2f} M: its / ours {counts['its'] / counts['ours']:.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
