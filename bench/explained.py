@@ -12,6 +12,9 @@ in a day; a ratio within one round does not):
 2. the same over --rooms (many) rooms, the default --jobs, and with --jobs 1 (one core against one core);
 3. with --instructions, what a room costs each build in instructions (valgrind, 600 rooms less 100, so
    start-up cancels), --jobs 1: the figure noise does not move.
+OTHER is a `maubinh` executable, or a source tree whose modules are built in place, run with this
+venv's Python; the issue's day, say:
+    git worktree add /tmp/issue-day 3c564dc && (cd /tmp/issue-day && $PWD/.venv/bin/python setup.py build_ext --inplace)
 Run: .venv/bin/python bench/explained.py --against OTHER [--rooms 20000] [--rounds 7] [--instructions]
 """
 
@@ -34,10 +37,20 @@ MAUBINH = str(Path(sys.executable).with_name("maubinh"))
 ISSUE_ROOMS = 1151
 
 
-def whole(maubinh: str, rooms: Path, *jobs: str) -> float:
+LAUNCH = "import sys; sys.path.insert(0, sys.argv.pop(1)); from service.entry_point import main; sys.exit(main())"
+"""A source tree's maubinh, as its console script would start it."""
+
+
+def launcher(other: str) -> list[str]:
+    return [sys.executable, "-c", LAUNCH, other] if Path(other).is_dir() else [other]
+
+
+def whole(maubinh: list[str], rooms: Path, *jobs: str) -> float:
     """Seconds from process start to exit."""
     started = time.perf_counter()
-    subprocess.run([maubinh, "score", "--jsonl", *jobs, "-o", "/dev/null", str(rooms)], check=True, capture_output=True)
+    subprocess.run(
+        [*maubinh, "score", "--jsonl", *jobs, "-o", "/dev/null", str(rooms)], check=True, capture_output=True
+    )
     return time.perf_counter() - started
 
 
@@ -54,8 +67,9 @@ def main() -> None:
     for count in (ISSUE_ROOMS, args.rooms, 100, 600):
         files[count] = work / f"rooms-{count}.jsonl"
         files[count].write_text("".join(json.dumps(r) + "\n" for r in four_player_rooms(count, seed=5)))
-    for maubinh in (MAUBINH, args.against):  # both builds score the rooms
-        subprocess.run([maubinh, "score", "--jsonl", "--jobs", "1", str(files[100])], check=True, capture_output=True)
+    ours, other = [MAUBINH], launcher(args.against)
+    for maubinh in (ours, other):  # both builds score the rooms
+        subprocess.run([*maubinh, "score", "--jsonl", "--jobs", "1", str(files[100])], check=True, capture_output=True)
     cases = [
         (f"{ISSUE_ROOMS:,} rooms, default --jobs (the issue's measure)", files[ISSUE_ROOMS], ()),
         (f"{args.rooms:,} rooms, default --jobs", files[args.rooms], ()),
@@ -63,29 +77,29 @@ def main() -> None:
     ]
     print(f"maubinh score --jsonl, whole process, ours against {args.against} in turns, {args.rounds} rounds, medians:")
     for label, rooms, jobs in cases:
-        whole(MAUBINH, rooms, *jobs), whole(args.against, rooms, *jobs)  # warm the file and bytecode caches
+        whole(ours, rooms, *jobs), whole(other, rooms, *jobs)  # warm the file and bytecode caches
         turns = []
         for k in range(args.rounds):  # each goes first in every other round
             if k % 2:
-                theirs_first = whole(args.against, rooms, *jobs)
-                turns.append((whole(MAUBINH, rooms, *jobs), theirs_first))
+                theirs_first = whole(other, rooms, *jobs)
+                turns.append((whole(ours, rooms, *jobs), theirs_first))
             else:
-                ours_first = whole(MAUBINH, rooms, *jobs)
-                turns.append((ours_first, whole(args.against, rooms, *jobs)))
-        ours, theirs = (statistics.median(t[k] for t in turns) for k in (0, 1))
+                ours_first = whole(ours, rooms, *jobs)
+                turns.append((ours_first, whole(other, rooms, *jobs)))
+        mine, theirs = (statistics.median(t[k] for t in turns) for k in (0, 1))
         ratios = sorted(other / mine for mine, other in turns)
         ratio = statistics.median(ratios)
         count = len(rooms.read_bytes().splitlines())
         print(
-            f"  {label}: ours {ours:.2f} s ({count / ours:,.0f} rooms/s), its {theirs:.2f} s;"
+            f"  {label}: ours {mine:.2f} s ({count / mine:,.0f} rooms/s), its {theirs:.2f} s;"
             f" its time / ours {ratio:.3f} (rounds {ratios[0]:.3f}-{ratios[-1]:.3f}):"
             f" {args.their_multiple * ratio:.1f}x the reference (goal >= 20x)"
         )
     if args.instructions:
         counts = {}
-        for name, maubinh in (("ours", MAUBINH), ("its", args.against)):
+        for name, maubinh in (("ours", ours), ("its", other)):
             small, large = (
-                instructions([maubinh, "score", "--jsonl", "--jobs", "1", "-o", "/dev/null", str(files[n])])
+                instructions([*maubinh, "score", "--jsonl", "--jobs", "1", "-o", "/dev/null", str(files[n])])
                 for n in (100, 600)
             )
             counts[name] = (large - small) / 500
