@@ -1,6 +1,12 @@
 """maubinh: a scoring service for Mậu Binh, the Vietnamese 13-card game."""
 
+import os
 from functools import cache
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+"""numpy's OpenBLAS starts a thread a core when it loads, which spins for some 0.1 s of CPU: maubinh
+calls no BLAS routine and shares work over processes, so each worker's spinning thread only took a core
+from the other worker (bench/cli.py, verify --jobs 2). Set before any of the package's imports of numpy."""
 
 
 @cache

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import random
+import subprocess
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -243,3 +245,11 @@ def test_verify_jsonl_writes_the_same_bytes_and_counts_with_and_without_the_engi
     text, count, agreed, refused = written["1", 1]
     assert count == 400 and 0 < agreed < count - refused and refused > 0
     assert text.count(b"\n") == count - agreed
+
+
+def test_numpy_loaded_after_the_package_starts_no_blas_threads() -> None:
+    """A --jobs worker loads numpy itself: an OpenBLAS thread of its own would spin on the other worker's core."""
+    count = "import os, service, numpy; print(len(os.listdir('/proc/self/task')))"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    threads = subprocess.run([sys.executable, "-c", count], env=env, capture_output=True, text=True, check=True)
+    assert threads.stdout.strip() == "1"
