@@ -226,10 +226,11 @@ class _ArrayTables:
         return cls(*arrays, tuple(keys[hand] for hand in HAND_IDS))
 
 
-def display_order(cards: Sequence[Card], category: Category) -> tuple[Card, ...]:
+def display_order(cards: Sequence[int], category: Category) -> tuple[Card, ...]:
     """Groups first (quads, trips, pairs), then high to low, suits S C D H; straights from the top.
 
-    Each card's place is a number with the card in its low six bits, so that plain integers sort."""
+    Each card's place is a number with the card in its low six bits, so that plain integers sort.
+    (The cards are read as ``int``s, which compiled code adds and shifts natively, not as Cards.)"""
     if category in _UNGROUPED:
         keyed = [_HIGH_FIRST[c] << 6 | c for c in cards]
     else:
@@ -238,7 +239,8 @@ def display_order(cards: Sequence[Card], category: Category) -> tuple[Card, ...]
             counts[c >> 2] += 1
         keyed = [(_GROUP_WEIGHT[counts[c >> 2]] + _HIGH_FIRST[c]) << 6 | c for c in cards]
     keyed.sort()
-    ordered = [DECK[k & 63] for k in keyed]
+    deck = DECK
+    ordered = [deck[k & 63] for k in keyed]
     if category in _STRAIGHTS and ordered[0] >> 2 == ACE and ordered[1] >> 2 == 3:
         return (*ordered[1:], ordered[0])  # 5-4-3-2-A
     return tuple(ordered)

@@ -196,7 +196,10 @@ def card_patterns(
     found: dict[str, Split | None] = {}
     stats = stats or card_stats(cards)
     rank_counts, suit_counts = stats.rank_counts, stats.suit_counts
-    if rank_counts.count(1) == 13:
+    ranks_held = [0] * 5  # how many ranks are held once, twice, three and four times
+    for held in rank_counts:
+        ranks_held[held] += 1
+    if ranks_held[1] == 13:
         found["dragon"] = None
         if 13 in suit_counts:
             found["dragon_flush"] = None
@@ -205,9 +208,9 @@ def card_patterns(
         found["thirteen_same_color"] = None
     elif red in (1, 12):
         found["twelve_same_color"] = None
-    if rank_counts.count(2) + rank_counts.count(3) + 2 * rank_counts.count(4) == 6:
+    if ranks_held[2] + ranks_held[3] + 2 * ranks_held[4] == 6:
         found["six_pairs"] = None
-        if 3 in rank_counts:  # 13 cards: the trips plus five pairs; quads as trips would need 7 pairs
+        if ranks_held[3]:  # 13 cards: the trips plus five pairs; quads as trips would need 7 pairs
             found["five_pairs_triple"] = None
     if stats.rank_key in THREE_STRAIGHT_SPLITS and "three_straights" in wanted:
         found["three_straights"] = three_straights_split(cards, table, stats.rank_key)
