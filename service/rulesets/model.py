@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -126,8 +127,9 @@ class Ruleset:
     changes: tuple[Change, ...] = ()
     """For a variant: every value that differs from its base, in document order."""
 
-    @property
+    @cached_property
     def hand_table(self) -> HandTable:
+        """Kept on the ruleset after its first use: every hand of a room asks for it."""
         return hand_table(self.wheel)
 
     @property

@@ -16,7 +16,7 @@ import errno
 import json
 import string
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from service import package_files
@@ -54,6 +54,7 @@ _SMALL_NUMERALS: tuple[Named, ...] = tuple(Named(str(n), str(n)) for n in range(
 """0–999, unsigned, as both languages write them (no separator yet): a line's numbers are mostly these."""
 
 
+@lru_cache(maxsize=4096)  # a room's amounts repeat across rooms (a few units times a few stakes)
 def numeral(n: int, signed: bool = False) -> Named:
     """A whole number as each language writes it: 9,000 in English, 9.000 in Vietnamese (the thousands
     separator a Vietnamese reader takes for one; a comma there reads as a decimal point), the minus
