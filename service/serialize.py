@@ -21,7 +21,7 @@ from service.problem_types import problem_type
 from service.rulesets import Ruleset, RulesetRef
 from service.rulesets.catalogue import Catalogue
 from service.scoring import InstantWin, LedgerLine, PairShowdown, PlayerResult, Result
-from service.scoring.room_words import nothing_paid
+from service.scoring.room_words import nothing_paid, pair_paid_nothing
 from service.scoring.rule_words import rule_said
 from service.scoring.settlement import foul_reasons, pattern_names, position_names
 from service.texts import (
@@ -149,8 +149,10 @@ def _line_json(
     return out
 
 
-def _pair_json(pair: PairShowdown, stake: int) -> dict[str, Any]:
-    return {
+def _pair_json(pair: PairShowdown, stake: int, ledger: list[LedgerLine]) -> dict[str, Any]:
+    """A pair's showdown; where no ledger line passed between the two, why (review 5: two winners paid
+    by a third were shown owing each other 0 with no word of why)."""
+    out: dict[str, Any] = {
         "players": list(pair.players),
         "settled_by": pair.settled_by,
         "chi": [{"position": c.position, "winner": c.winner, "units": c.units} for c in pair.chi],
@@ -158,6 +160,12 @@ def _pair_json(pair: PairShowdown, stake: int) -> dict[str, Any]:
         "units": dict(pair.units),
         "amounts": {k: v * stake for k, v in pair.units.items()},
     }
+    first, second = pair.players
+    if not any(v for v in pair.units.values()) and not any(
+        {line.payer, line.payee} == {first, second} for line in ledger
+    ):
+        out["explanation"] = pair_paid_nothing(pair)
+    return out
 
 
 def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
@@ -174,7 +182,7 @@ def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
             _line_json(seq, line, room.stake, templates, language, ruleset)
             for seq, line in enumerate(result.ledger, start=1)
         ],
-        "showdown": [_pair_json(pair, room.stake) for pair in result.showdown],
+        "showdown": [_pair_json(pair, room.stake, result.ledger) for pair in result.showdown],
         **({} if result.ledger else {"explanation": nothing_paid(result)}),
     }
 

@@ -12,8 +12,9 @@ PAIR_PAID_NOTHING: Final = {
     "comparison": "answer.pair_tied",
     "instant_win": "answer.pair_instant_wins_tied",
     "both_fouled": "answer.pair_both_fouled",
+    "round_ended": "answer.pair_round_ended",
 }
-"""Why a pair paid nothing, by how it was settled; any other way (a round ended) by the fallback."""
+"""Why a pair paid nothing, by how it was settled; any other way by the fallback."""
 
 
 def nothing_paid(result: Result) -> Text:
@@ -27,12 +28,7 @@ def nothing_paid(result: Result) -> Text:
         return Text("answer.nothing_paid")
     tied = _tied_winners(result)
     clauses = [Text("answer.instant_wins_tied", count=len(tied), players=", ".join(tied))] if tied else []
-    clauses += [
-        Text(PAIR_PAID_NOTHING.get(pair.settled_by, "answer.pair_no_chi"), first=first, second=second)
-        for pair in result.showdown
-        if not (set(pair.players) <= set(tied))
-        for first, second in (pair.players,)
-    ]
+    clauses += [pair_paid_nothing(pair) for pair in result.showdown if not (set(pair.players) <= set(tied))]
     said = Named("; ".join(clauses), "; ".join(clause.render("vi") for clause in clauses))
     return Text("answer.nothing_paid_pairs", pairs=said)
 
@@ -44,3 +40,9 @@ def _tied_winners(result: Result) -> list[str]:
     if len(ids) < 3 or len(tied) != len(ids) * (len(ids) - 1) // 2:
         return []
     return [player.id for player in result.players if player.id in ids]
+
+
+def pair_paid_nothing(pair: PairShowdown) -> Text:
+    """Why two players paid each other nothing, by how their pair was settled."""
+    first, second = pair.players
+    return Text(PAIR_PAID_NOTHING.get(pair.settled_by, "answer.pair_no_chi"), first=first, second=second)

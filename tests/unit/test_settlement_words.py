@@ -199,6 +199,46 @@ def test_a_room_where_nobody_pays_says_why_in_both_languages() -> None:
     )
 
 
+def test_two_winners_paid_by_a_third_say_why_they_paid_each_other_nothing() -> None:
+    """Review 5: P and Q each took every chi and the scoop from R, and their own pair showed 0 with no
+    word of why (worked by hand: P's and Q's hands are the same ranks in other suits, so each chi ties;
+    R's pair of jacks, queen high and nine high lose every chi to both)."""
+    request = room(
+        "maubinh-2020",
+        seat("P", "KS KH 8S 6S 3H | AS QS JS 9H 7S | TS 5H 2S"),
+        seat("Q", "KD KC 8D 6D 3C | AD QD JD 9C 7D | TD 5C 2D"),
+        seat("R", "JH JC 9S 8H 4D | QH TC 7C 6H 4S | 9D 5S 3S"),
+    )
+    for language, tied in (("en", "P and Q tied every chi"), ("vi", "P và Q hòa cả 3 chi")):
+        body = json.loads(dumps(score_document(request, None, language), language))  # type: ignore[arg-type]
+        assert {(line["payer"], line["payee"]) for line in body["ledger"]} == {("R", "P"), ("R", "Q")}
+        said = {tuple(pair["players"]): pair.get("explanation") for pair in body["showdown"]}
+        assert said == {("P", "Q"): tied, ("P", "R"): None, ("Q", "R"): None}
+        assert "explanation" not in body  # the room's own sentence is for an empty ledger
+
+
+def test_a_pair_an_instant_win_left_uncompared_says_the_round_ended() -> None:
+    """With ``ends_round``, P's dragon (12 chi from each, maubinh-2020's table) ends the round: Q and R
+    compare no chi, and their pair says so rather than "compared no chi" alone."""
+    request = room(
+        {"base": "maubinh-2020", "patch": {"instant_wins": {"ends_round": True}}},
+        seat("P", "2S 3H 4S 5H 7S | AS KH QS JH 9S | TS 8H 6S"),
+        seat("Q", "KS KD 8D 6D 3C | AD QD JD 9C 7D | TD 5C 2D"),
+        seat("R", "JS JC 9D 8C 4D | QH TH 7H 6C 4C | 9H 5S 3S"),
+    )
+    body = json.loads(dumps(score_document(request, None, "vi"), "vi"))  # type: ignore[arg-type]
+    assert [(line["payer"], line["payee"], line["units"]) for line in body["ledger"]] == [
+        ("Q", "P", 12),
+        ("R", "P", 12),
+    ]
+    said = {tuple(pair["players"]): pair.get("explanation") for pair in body["showdown"]}
+    assert said == {
+        ("P", "Q"): None,
+        ("P", "R"): None,
+        ("Q", "R"): "Q và R không so chi: ván đã kết thúc vì có người thắng trắng, nên không ai ăn ai",
+    }
+
+
 def test_three_equal_instant_wins_are_one_clause() -> None:
     """Review 7, item 22: "P và Q cùng thắng trắng, ngang nhau, …; P và R …; Q và R …", the same clause
     three times for one fact; and a fourth player's tie beside them is still said as its own."""
