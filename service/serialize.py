@@ -161,11 +161,17 @@ def _pair_json(pair: PairShowdown, stake: int, ledger: list[LedgerLine]) -> dict
         "amounts": {k: v * stake for k, v in pair.units.items()},
     }
     first, second = pair.players
-    if not any(v for v in pair.units.values()) and not any(
-        {line.payer, line.payee} == {first, second} for line in ledger
-    ):
+    if pair.units[first] == 0 and not _passed_between(first, second, ledger):
         out["explanation"] = pair_paid_nothing(pair)
     return out
+
+
+def _passed_between(first: str, second: str, ledger: list[LedgerLine]) -> bool:
+    """Whether a ledger line passed between the two, either way (lines that cancel out included)."""
+    for line in ledger:
+        if (line.payer == first and line.payee == second) or (line.payer == second and line.payee == first):
+            return True
+    return False
 
 
 def result_json(result: Result, language: Language = "en") -> dict[str, Any]:
