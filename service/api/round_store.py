@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from service.api.redis_link import Rest, client
 
@@ -27,6 +27,8 @@ IN_FLIGHT_SECONDS: Final = 60
 worker that stalls), so that only a claim whose worker died ever expires."""
 PENDING: Final = b"p"
 SCORED: Final = b"s"
+LEAST_REDIS: Final = (7, 0)
+"""A claim's ``SET … NX GET`` came with Redis 7.0: an older server refuses every claim as a syntax error."""
 
 log = logging.getLogger("maubinh.rounds")
 
@@ -96,6 +98,26 @@ return conflicts
 """
 
 
+class StoreTooOld(Exception):
+    """The store's Redis predates :data:`LEAST_REDIS`: what the operator must change, said where it is logged."""
+
+    def __init__(self, version: str) -> None:
+        least = ".".join(map(str, LEAST_REDIS))
+        super().__init__(
+            f"its Redis is {version}, and rounds need {least} or later (a claim is SET … NX GET): upgrade it, "
+            "or unset MAUBINH_ROUNDS_REDIS_URL"
+        )
+
+
+def redis_version(text: str) -> tuple[int, ...]:
+    """``redis_version`` of INFO as numbers (``"6.2.14"`` → (6, 2, 14)); what is not a number counts as 0.
+
+    >>> redis_version("6.2.14") < LEAST_REDIS <= redis_version("7.0.15")
+    True
+    """
+    return tuple(int(part) if part.isdigit() else 0 for part in text.split("."))
+
+
 class StoreDown(Exception):
     """The store did not answer, or rests after failing: ``seconds`` until it is asked again."""
 
@@ -124,6 +146,7 @@ class RoundStore:
             url, log, "rounds' store does not answer", "rounds' store answers again: rounds are checked", on_error
         )
         self._settle: Script | None = None
+        self._version_known = False
 
     def claim(self, rounds: Sequence[tuple[str, bytes]]) -> list[Found]:
         """Claim each (key, digest) in order, in one round trip; what each found. :class:`StoreDown`."""
@@ -131,14 +154,24 @@ class RoundStore:
         from redis.exceptions import RedisError
 
         try:
+            self._known_recent_enough()
             pipe = client(self.url).pipeline(transaction=False)
             for key, digest in rounds:
                 pipe.set(key, PENDING + digest, nx=True, get=True, ex=IN_FLIGHT_SECONDS)
             held = pipe.execute()
-        except (RedisError, OSError) as error:
+        except (RedisError, OSError, StoreTooOld) as error:
             raise self._failed(error) from None
         self._rest.answered()
         return [decide(found, digest) for found, (_, digest) in zip(held, rounds, strict=True)]
+
+    def _known_recent_enough(self) -> None:
+        """Once a process, the server's version (one more round trip, on the first claim only)."""
+        if not self._version_known:
+            info: dict[str, Any] = client(self.url).info("server")  # type: ignore[assignment]  # sync client
+            version = str(info.get("redis_version", "0"))
+            if redis_version(version) < LEAST_REDIS:
+                raise StoreTooOld(version)
+            self._version_known = True
 
     def settle(self, rounds: Sequence[Settled]) -> list[Found | None]:
         """Record each scored room as its round's (or release a new claim left unscored), in one round

@@ -168,6 +168,25 @@ def test_a_stopped_store_refuses_503_closed_and_scores_unchecked_open(url: str) 
     assert 'maubinh_rounds_unchecked_total{outcome="refused"}' in metrics
 
 
+def test_a_redis_older_than_7_is_named_in_the_log_and_refused_like_a_store_down(
+    url: str, redis_port: int, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis 6 answers a claim's SET … NX GET with a syntax error: the operator reads why, once, not that."""
+    from redis import Redis
+
+    answers = Redis.info
+    monkeypatch.setattr(
+        Redis, "info", lambda self, section=None: {"redis_version": "6.2.14"} if section == "server" else answers(self)
+    )
+    refused = instance(url).test_client().post("/v1/score", json=room())
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    said = [record.getMessage() for record in caplog.records if record.name == "maubinh.rounds"]
+    assert len(said) == 1 and "its Redis is 6.2.14, and rounds need 7.0 or later" in said[0]
+    assert redis_command(redis_port, "DBSIZE") == b":0\r\n"  # nothing claimed
+    monkeypatch.setattr(Redis, "info", answers)
+    assert instance(url).test_client().post("/v1/score", json=room()).status_code == 200  # 7.0.15: checked, used
+
+
 def test_a_refusal_for_the_round_is_signed_names_both_rooms_and_its_receipt_verifies(url: str) -> None:
     client = instance(url, signing_key_file=str(RECEIPT_KEY)).test_client()
     assert client.post("/v1/score", json=room()).status_code == 200
