@@ -27,6 +27,8 @@ class Outcome:
     problem_json: bool = False
     fresh: bool = True
     """Sent on a connection opened for it, not on one the server had already answered on."""
+    connected: bool = True
+    """False when the connection itself failed (refused, no route, timed out connecting): nothing was sent."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,10 @@ def send(connection: http.client.HTTPConnection, request: Request, close: bool =
         response = connection.getresponse()
         response.read()
     except (OSError, http.client.HTTPException) as error:
-        return Outcome(started, sent, time.monotonic(), None, type(error).__name__), False
+        failed = Outcome(
+            started, sent, time.monotonic(), None, type(error).__name__, connected=connection.sock is not None
+        )
+        return failed, False
     problem = response.getheader("Content-Type", "") == "application/problem+json"
     keep = not close and response.getheader("Connection", "").lower() != "close"
     return Outcome(started, sent, time.monotonic(), response.status, None, problem), keep

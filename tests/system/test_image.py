@@ -180,7 +180,9 @@ def test_sigterm_under_load_answers_every_accepted_request_and_exits_in_time() -
     The client then opens a new connection. While the listener is open the kernel completes its
     handshake and queues it; gunicorn serves it or, once its workers close the listener, the kernel
     resets it. A worker never read such a request, so the client can resend it, as after a refusal.
-    Kubernetes' preStop pause sends no new connections by then (deploy/k8s/base)."""
+    Or the connection is never made: while podman takes the stopped container's network down, a
+    connect meets "no route to host" or times out (seen with another container on the bridge), and
+    nothing was sent. Kubernetes' preStop pause sends no new connections by then (deploy/k8s/base)."""
     running = Container()
     loaded = Loaded(running.port, 30)
     try:
@@ -205,7 +207,7 @@ def test_sigterm_under_load_answers_every_accepted_request_and_exits_in_time() -
     )
     assert accepted and all(o.status == 200 for o in accepted), _kinds(accepted)
     not_served = {"ConnectionRefusedError", "ConnectionResetError", "RemoteDisconnected"}
-    assert all(o.status == 200 or o.error in not_served for o in queued), _kinds(queued)
+    assert all(o.status == 200 or o.error in not_served or not o.connected for o in queued), _kinds(queued)
     assert exit_code == 0 and exited < GRACE_SECONDS
 
 
