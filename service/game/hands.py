@@ -142,9 +142,10 @@ class HandTable:
 
     def rank_keys_of(self, cards: NDArray[np.int8]) -> NDArray[np.int64]:
         """The array form of :func:`rank_key`: each hand's (cards along the last axis) rank multiset."""
-        import numpy as np
-
-        keys: NDArray[np.int64] = np.add.reduce(self._array_tables().rank_keys[cards], axis=-1)
+        each = self._array_tables().rank_keys[cards]
+        keys: NDArray[np.int64] = each[..., 0].copy()
+        for card in range(1, cards.shape[-1]):  # card by card over every hand: numpy sums a short last axis slowly
+            keys += each[..., card]
         return keys
 
     def evaluate_many(self, cards: NDArray[np.int8]) -> tuple[NDArray[np.int64], NDArray[np.int8], NDArray[np.int64]]:

@@ -132,6 +132,8 @@ def settle_many(rooms: Rooms) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
     import numpy as np
 
     flows, refused = settle_many_by_line(rooms)
-    paid = np.sum(list(flows.values()), axis=0)
-    units: NDArray[np.int64] = paid.sum(axis=1) - paid.sum(axis=2)
+    paid = sum(flows.values())
+    assert not isinstance(paid, int)
+    by_pair = np.ascontiguousarray(paid.transpose(1, 2, 0))  # (payer, payee, room): numpy sums a short last axis slowly
+    units: NDArray[np.int64] = (by_pair.sum(axis=0) - by_pair.sum(axis=1)).T
     return units, refused
