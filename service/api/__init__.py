@@ -68,6 +68,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     language.register(app)
     app.register_blueprint(api)
     app.after_request(connection.close_on_a_body_left)
+    import service.validation.schemas  # noqa: F401 - marshmallow before the workers fork, not at a first refusal
+
     known = app.config["CATALOGUE"]
     for ruleset_id in known.latest:  # every version and its tables built before the first request
         for ruleset in known.versions(ruleset_id):

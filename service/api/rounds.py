@@ -32,9 +32,10 @@ from service.contract import Fault
 from service.serialize import problem_json, rejected_json
 from service.texts import Text
 from service.trust.signing import room_digest
+from service.validation.limits import ROUND_ID_MOST
 
-MOST_ROUND_ID_CHARS: Final = 128
-"""A round id's longest (validation/schemas.py RoomSchema): a longer one is refused for it, unrecorded."""
+MOST_ROUND_ID_CHARS: Final = ROUND_ID_MOST
+"""A round id's longest (the room schema's): a longer one is refused for it, unrecorded."""
 
 
 class RoundRefused(Exception):

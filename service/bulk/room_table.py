@@ -22,6 +22,7 @@ from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Text
+from service.validation.limits import ROUND_ID_MOST
 from service.validation.room_arrays import LARGEST_STAKE, TWO_LETTER_CARDS, read_players
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def _claim(text: bytes, reader: Reader) -> tuple[dict[str, Any], Any, list[int]]
     reference, stake, round_id = document.get("ruleset"), document.get("stake", 1), document.get("round_id")
     if type(reference) is not str or type(stake) is not int or not 1 <= stake <= LARGEST_STAKE:
         return None
-    if round_id is not None and (type(round_id) is not str or len(round_id) > 128):
+    if round_id is not None and (type(round_id) is not str or len(round_id) > ROUND_ID_MOST):
         return None
     ruleset = reader.ruleset_of(reference)
     players, claim = document.get("players"), document.get("claimed")

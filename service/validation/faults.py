@@ -10,8 +10,7 @@ from service.game.hands import POSITIONS
 from service.rulesets import Path
 from service.support.suggest import near
 from service.texts import Named, Text, phrasebook
-from service.validation.fields import SELF, hand_named_by
-from service.validation.schemas import FIELDS_AT, INDEX
+from service.validation.limits import SELF, hand_named_by
 
 WRONG_TYPE = (
     "fault.not_string", "fault.not_list", "fault.not_object", "fault.not_mapping", "fault.not_boolean",
@@ -64,6 +63,8 @@ def _fault(pointer: str, message: str, labels: Mapping[str, str]) -> Fault:
 
 def _meant(pointer: str) -> str | None:
     """The field of the same object an unknown one is one or two edits from."""
+    from service.validation.schemas import FIELDS_AT, INDEX  # here: a body that loads without a schema needs neither
+
     parent, _, name = pointer.rpartition("/")
     path = tuple(INDEX if step.isascii() and step.isdigit() else unescape(step) for step in parent.split("/")[1:])
     return near(unescape(name), FIELDS_AT.get(path, ()))

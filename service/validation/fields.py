@@ -5,28 +5,20 @@ service's words (marshmallow's own validators format theirs into plain English).
 from __future__ import annotations
 
 import re
-import string
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final, cast
+from typing import Any, cast
 
-from marshmallow import ValidationError, fields, types
+from service.validation import import_marshmallow
 
-from service.contract import MAX_EXACT_AMOUNT
-from service.game.cards import SPELLINGS, Card, CardError, parse_card
-from service.texts import Named, Text
+import_marshmallow()
 
-MAX_STAKE = 10**12
-MOST_CARDS = 13
-"""No card list holds more than a player's 13 cards: a longer one is refused on its length alone,
-so that one batch cannot make the service check (and list) millions of cards."""
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-PLAYER_ID_CHARACTERS = string.ascii_letters + string.digits + "_.-"
-LONGEST_PLAYER_ID = 64
-PLAYER_ID = re.compile(f"[{re.escape(PLAYER_ID_CHARACTERS)}]{{1,{LONGEST_PLAYER_ID}}}")
-"""Patterns match whole strings (``fullmatch``): ``$`` would also match before a final newline."""
-SELF = -1  # error key for the node itself, as opposed to one of its items: no index, and no caller's key
+from marshmallow import ValidationError, fields, types  # noqa: E402 - after import_marshmallow
 
+from service.contract import MAX_EXACT_AMOUNT  # noqa: E402
+from service.game.cards import SPELLINGS, Card, CardError, parse_card  # noqa: E402
+from service.texts import Text  # noqa: E402
+from service.validation.limits import LONGEST_PLAYER_ID, MOST_CARDS, PLAYER_ID, SELF, hand_named  # noqa: E402
 
 FIELD_MESSAGES: types.ErrorMessages = {"required": "fault.required", "null": "fault.null"}
 """marshmallow's messages by their stable keys (``error_messages``), each set to the key of the text
@@ -50,29 +42,6 @@ class Nested(fields.Nested):
 
 
 # Validators whose refusal is a Text: marshmallow's own format their messages into plain English.
-
-
-HANDS_NAMED: Final = {
-    "back": Named("back", "chi 1 (back)"),
-    "middle": Named("middle", "chi 2 (middle)"),
-    "front": Named("front", "chi 3 (front)"),
-    "cards": Named("cards", "bài chưa xếp (cards)"),
-}
-"""A hand's field as a Vietnamese message names it: the chi players count (or the 13 bare cards), then the
-field it is sent in; never a bare field name opening the sentence."""
-
-
-def _hand_named(attr: str | None) -> str | None:
-    return HANDS_NAMED.get(attr or "", attr)
-
-
-def hand_named_by(labels: Mapping[str, str], named: Named) -> Named:
-    """A hand named as the room's ruleset labels it ("chi cuối (back)" where the 3-card hand is "Chi
-    đầu"): a card's fault is found before the ruleset is known, and named again once it is."""
-    if named is not HANDS_NAMED.get(named.en) or named.en not in labels:
-        return named
-    label = labels[named.en]
-    return Named(named.en, f"{label[:1].lower()}{label[1:]} ({named.en})")
 
 
 class Matches:
@@ -187,11 +156,11 @@ class CardList(fields.Field[tuple[Card, ...]]):
                 return found  # type: ignore[return-value]  # every one a Card: the common case, one lookup each
         if len(value) > MOST_CARDS:
             raise ValidationError(
-                Text("fault.card_count_unchecked", field=_hand_named(attr), size=self.size, count=len(value))
+                Text("fault.card_count_unchecked", field=hand_named(attr), size=self.size, count=len(value))
             )
         errors: dict[str | int, list[str]] = {}
         if len(value) != self.size:
-            errors[SELF] = [Text("fault.card_count", field=_hand_named(attr), size=self.size, count=len(value))]
+            errors[SELF] = [Text("fault.card_count", field=hand_named(attr), size=self.size, count=len(value))]
         cards = []
         for index, text in enumerate(value):
             try:

@@ -1,38 +1,30 @@
 """The common room body loaded without marshmallow: what ``ROOM_SCHEMA.load`` gives, for a body with
 nothing to refuse and nothing to convert; anything else is left to marshmallow, which says why.
 
-A speed trick: marshmallow's load was 15% of an explained room (bench/cli.py, docs/benchmarks.md).
-Every limit is read from the schema's own fields, so that it is defined once; tests/unit/test_validation.py
-holds this equal to the schema's load wherever it answers, over valid rooms and each kind of fault.
+A speed trick: marshmallow's load was 15% of an explained room (bench/cli.py, docs/benchmarks.md), and
+its import a fifth of the command line's start-up. Every limit is the schema's own, from ``limits``;
+tests/unit/test_plain_rooms.py holds this equal to the schema's load wherever it answers, over valid
+rooms and each kind of fault, and the field sets equal to the schema's.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from service.contract import STATUSES
 from service.game.cards import SPELLINGS
-from service.validation.fields import DIGEST, MAX_STAKE, PLAYER_ID, CardList, InRange, MaxLength
-from service.validation.schemas import PLAYER_SCHEMA, ROOM_SCHEMA
-
-ROOM_FIELDS: Final = frozenset(ROOM_SCHEMA.load_fields)
-PLAYER_FIELDS: Final = frozenset(PLAYER_SCHEMA.load_fields)
-HAND_SIZES: Final = {
-    name: field.size for name, field in PLAYER_SCHEMA.load_fields.items() if isinstance(field, CardList)
-}
-"""Each card list a player may send, and its size: back, middle and front, or the 13 cards."""
-
-
-def _validator(field_name: str, kind: type) -> Any:
-    (found,) = [v for v in ROOM_SCHEMA.load_fields[field_name].validators if isinstance(v, kind)]
-    return found
-
-
-ROUND_ID_MOST: Final[int] = _validator("round_id", MaxLength).most
-STAKE_LOW: Final[int] = _validator("stake", InRange).low
-STAKE_DEFAULT: Final[int] = ROOM_SCHEMA.load_fields["stake"].load_default
-STATUS_DEFAULT: Final[str] = PLAYER_SCHEMA.load_fields["status"].load_default
-assert _validator("stake", InRange).high == MAX_STAKE and STATUS_DEFAULT in STATUSES
+from service.validation.limits import (
+    DIGEST,
+    HAND_SIZES,
+    MAX_STAKE,
+    PLAYER_FIELDS,
+    PLAYER_ID,
+    ROOM_FIELDS,
+    ROUND_ID_MOST,
+    STAKE_DEFAULT,
+    STAKE_LOW,
+    STATUS_DEFAULT,
+)
 
 
 def _player(raw: Any) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
 from service.game.cards import SPELLINGS
 from service.game.patterns import tally
 from service.rulesets import Ruleset
-from service.validation.fields import LONGEST_PLAYER_ID, MAX_STAKE, PLAYER_ID_CHARACTERS
+from service.validation.limits import LONGEST_PLAYER_ID, MAX_STAKE, PLAYER_ID_CHARACTERS, ROUND_ID_MOST, STAKE_LOW
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -120,10 +120,10 @@ def read_room(
     if type(document) is not dict or len(document) != 2 + others + ("stake" in document) + ("round_id" in document):
         return None
     reference, stake = document.get("ruleset"), document.get("stake", 1)
-    if type(reference) is not str or type(stake) is not int or not 1 <= stake <= LARGEST_STAKE:
+    if type(reference) is not str or type(stake) is not int or not STAKE_LOW <= stake <= LARGEST_STAKE:
         return None
     round_id = document.get("round_id", "")
-    if type(round_id) is not str or len(round_id) > 128:
+    if type(round_id) is not str or len(round_id) > ROUND_ID_MOST:
         return None
     ruleset = ruleset_of(reference)
     players = document.get("players")

@@ -14,7 +14,7 @@ from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.texts import Text
 from service.validation.faults import pointer
-from service.validation.fields import DIGEST, HANDS_NAMED, MOST_CARDS, hand_named_by
+from service.validation.limits import DIGEST, HANDS_NAMED, MOST_CARDS, hand_named_by
 
 
 def resolve_ruleset(raw: Any, catalogue: Catalogue) -> tuple[Ruleset | None, list[Fault]]:

@@ -6,14 +6,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import RAISE, Schema, ValidationError, fields, missing, pre_load
+from service.validation import import_marshmallow
 
-from service.contract import OPPONENTS, STATUSES
-from service.scoring import STEPS
-from service.texts import Text
-from service.validation.fields import (
-    DIGEST,
-    MAX_STAKE,
+import_marshmallow()
+
+from marshmallow import RAISE, Schema, ValidationError, fields, missing, pre_load  # noqa: E402 - after it
+
+from service.contract import OPPONENTS, STATUSES  # noqa: E402
+from service.scoring import STEPS  # noqa: E402
+from service.texts import Text  # noqa: E402
+from service.validation.fields import (  # noqa: E402
     Amounts,
     CardList,
     ExactAmount,
@@ -28,6 +30,15 @@ from service.validation.fields import (
     PlayerId,
     RulesetReference,
     String,
+)
+from service.validation.limits import (  # noqa: E402
+    DIGEST,
+    HAND_SIZES,
+    MAX_STAKE,
+    ROUND_ID_MOST,
+    STAKE_DEFAULT,
+    STAKE_LOW,
+    STATUS_DEFAULT,
 )
 
 
@@ -50,12 +61,12 @@ class RulesetBody(Body):
 class PlayerSchema(Body):
     error_messages = {"type": "fault.player_object"}
     id = String(required=True, validate=PlayerId())
-    status = String(load_default="arranged", validate=OneOf(STATUSES))
+    status = String(load_default=STATUS_DEFAULT, validate=OneOf(STATUSES))
     declare = JsonBoolean()
-    back = CardList(5)
-    middle = CardList(5)
-    front = CardList(3)
-    cards = CardList(13)
+    back = CardList(HAND_SIZES["back"])
+    middle = CardList(HAND_SIZES["middle"])
+    front = CardList(HAND_SIZES["front"])
+    cards = CardList(HAND_SIZES["cards"])
 
 
 PLAYER_SCHEMA = PlayerSchema()
@@ -132,8 +143,8 @@ def _load_player(player: Any, errors: dict[str, Any]) -> dict[str, Any]:
 
 class RoomSchema(RulesetBody):
     error_messages = {"type": "fault.room_body"}
-    stake = JsonInteger(load_default=1, validate=InRange(1, MAX_STAKE))
-    round_id = String(validate=MaxLength(128))
+    stake = JsonInteger(load_default=STAKE_DEFAULT, validate=InRange(STAKE_LOW, MAX_STAKE))
+    round_id = String(validate=MaxLength(ROUND_ID_MOST))
     players = Players(required=True)
 
 

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from helpers import golden_cases
 
 from service.api import create_app
-from service.validation.fields import MOST_CARDS
+from service.validation.limits import MOST_CARDS
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 FOUR = next(c for c in golden_cases() if len(c["request"]["players"]) == 4)["request"]

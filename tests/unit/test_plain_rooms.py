@@ -12,6 +12,8 @@ from marshmallow import ValidationError
 from rooms_at_random import random_room, random_rulesets
 
 from service.rulesets.catalogue import builtin_catalogue
+from service.validation import limits
+from service.validation.fields import CardList
 from service.validation.plain_rooms import plain_room
 from service.validation.schemas import PLAYER_SCHEMA, ROOM_SCHEMA
 
@@ -34,6 +36,33 @@ def _rooms() -> list[dict[str, Any]]:
 
 
 ROOMS = _rooms()
+
+
+def test_the_limits_it_reads_are_the_schemas() -> None:
+    """plain_rooms reads the fields and their limits from service/validation/limits.py, which the schemas
+    are built from too, but for the field names, which the schemas' classes declare: held equal here."""
+    assert frozenset(ROOM_SCHEMA.load_fields) == limits.ROOM_FIELDS
+    assert frozenset(PLAYER_SCHEMA.load_fields) == limits.PLAYER_FIELDS
+    sizes = {name: f.size for name, f in PLAYER_SCHEMA.load_fields.items() if isinstance(f, CardList)}
+    assert sizes == limits.HAND_SIZES
+    assert ROOM_SCHEMA.load({"ruleset": "maubinh-2020", "players": []})["stake"] == limits.STAKE_DEFAULT
+    assert PLAYER_SCHEMA.load({"id": "p"})["status"] == limits.STATUS_DEFAULT
+
+
+def test_a_room_scored_loads_no_schema_and_no_marshmallow() -> None:
+    """The command line scoring valid rooms never imports marshmallow: a fifth of its start-up."""
+    import subprocess
+    import sys
+
+    room = json.loads((GOLDEN / "public.jsonl").open().readline())["request"]
+    code = (
+        "import json, sys; from service.documents import OPERATIONS, answer;"
+        " from service.rulesets.catalogue import builtin_catalogue;"
+        f" status, _ = answer(OPERATIONS['score'], json.dumps({room!r}).encode(), builtin_catalogue(), {{}}, 'en');"
+        " print(status, 'marshmallow' in sys.modules, 'service.validation.schemas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["200", "False", "False"]
 
 
 def test_the_schemas_have_no_hooks_it_would_skip() -> None:

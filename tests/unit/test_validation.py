@@ -374,18 +374,27 @@ def test_players_load_as_a_player_schema_load_of_many_would(players: list[Any]) 
 
 
 def test_marshmallow_s_e_mail_patterns_compile_at_first_use_and_still_work() -> None:
-    """service.validation imports marshmallow with its e-mail patterns left to their first use (most of
-    a one-room CLI's start-up otherwise); re.compile is the standard one again, and the validator works."""
-    import re
+    """The schemas import marshmallow with its e-mail patterns left to their first use (most of a one-room
+    CLI's start-up otherwise); re.compile is the standard one again, and the validator works. In a fresh
+    interpreter: here, another test module may have imported marshmallow first."""
+    import subprocess
+    import sys
 
-    import marshmallow.validate
-
-    import service.validation  # noqa: F401 - imports marshmallow as it does
-
-    assert re.compile.__module__ == "re"
-    assert not isinstance(marshmallow.validate.Email.DOMAIN_REGEX, re.Pattern)
-    email = marshmallow.validate.Email()
-    assert email("player@example.vn") == "player@example.vn"
-    with pytest.raises(marshmallow.ValidationError):
-        email("not an address")
-    assert isinstance(marshmallow.validate.Email.DOMAIN_REGEX.match("example.vn"), re.Match)
+    code = """if True:
+        import re
+        import service.validation.schemas
+        import marshmallow.validate
+        assert re.compile.__module__ == "re"
+        assert not isinstance(marshmallow.validate.Email.DOMAIN_REGEX, re.Pattern)
+        email = marshmallow.validate.Email()
+        assert email("player@example.vn") == "player@example.vn"
+        try:
+            email("not an address")
+            raise SystemExit("an address that is none was taken")
+        except marshmallow.ValidationError:
+            pass
+        assert isinstance(marshmallow.validate.Email.DOMAIN_REGEX.match("example.vn"), re.Match)
+        print("ok")
+    """
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True)
+    assert done.stdout.strip() == "ok", done.stderr
