@@ -226,14 +226,16 @@ def test_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
     assert "maubinh score: 302 lines" in text
 
 
-def test_scoring_imports_neither_numpy_nor_the_advisor_nor_importlib_resources(tmp_path: Path) -> None:
+def test_scoring_a_room_imports_nothing_it_does_not_use(tmp_path: Path) -> None:
+    """Not numpy, the advisor, Flask, jsonschema, claims or importlib.resources; nor marshmallow and the
+    schemas, which only say why a body is refused (a valid room loads through validation/plain_rooms.py)."""
     path = tmp_path / "e1.json"
     path.write_text(json.dumps(E1))
     code = (
         "import sys\n"
         "from service.cli import main\n"
         f"assert main(['score', {str(path)!r}, '-o', {str(tmp_path / 'out.json')!r}]) == 0\n"
-        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.scoring.claims', 'importlib.resources', 'zipfile') if m in sys.modules))\n"
+        "print(sorted(m for m in ('numpy', 'service.advisor', 'flask', 'jsonschema', 'service.scoring.claims', 'importlib.resources', 'zipfile', 'marshmallow', 'service.validation.schemas') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

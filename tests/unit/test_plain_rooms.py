@@ -49,22 +49,6 @@ def test_the_limits_it_reads_are_the_schemas() -> None:
     assert PLAYER_SCHEMA.load({"id": "p"})["status"] == limits.STATUS_DEFAULT
 
 
-def test_a_room_scored_loads_no_schema_and_no_marshmallow() -> None:
-    """The command line scoring valid rooms never imports marshmallow: a fifth of its start-up."""
-    import subprocess
-    import sys
-
-    room = json.loads((GOLDEN / "public.jsonl").open().readline())["request"]
-    code = (
-        "import json, sys; from service.documents import OPERATIONS, answer;"
-        " from service.rulesets.catalogue import builtin_catalogue;"
-        f" status, _ = answer(OPERATIONS['score'], json.dumps({room!r}).encode(), builtin_catalogue(), {{}}, 'en');"
-        " print(status, 'marshmallow' in sys.modules, 'service.validation.schemas' in sys.modules)"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["200", "False", "False"]
-
-
 def test_the_schemas_have_no_hooks_it_would_skip() -> None:
     assert not any(ROOM_SCHEMA._hooks.values()) and not any(PLAYER_SCHEMA._hooks.values())
 
