@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from flask import Flask, current_app
 from werkzeug.exceptions import ServiceUnavailable
@@ -33,9 +33,6 @@ from service.serialize import problem_json, rejected_json
 from service.texts import Text
 from service.trust.signing import room_digest
 from service.validation.limits import ROUND_ID_MOST
-
-MOST_ROUND_ID_CHARS: Final = ROUND_ID_MOST
-"""A round id's longest (the room schema's): a longer one is refused for it, unrecorded."""
 
 
 class RoundRefused(Exception):
@@ -141,7 +138,7 @@ class Rounds:
 def round_of(room: Any) -> str | None:
     """The round id a room states, when it is one the room may state; else None (not recorded)."""
     round_id = room.get("round_id") if isinstance(room, dict) else None
-    return round_id if isinstance(round_id, str) and 0 < len(round_id) <= MOST_ROUND_ID_CHARS else None
+    return round_id if isinstance(round_id, str) and 0 < len(round_id) <= ROUND_ID_MOST else None
 
 
 def rounds() -> Rounds | None:

@@ -22,7 +22,7 @@ from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Text
-from service.validation.limits import ROUND_ID_MOST
+from service.validation.limits import ROUND_ID_MOST, STAKE_DEFAULT, STAKE_LOW
 from service.validation.room_arrays import LARGEST_STAKE, TWO_LETTER_CARDS, read_players
 
 if TYPE_CHECKING:
@@ -147,7 +147,14 @@ def from_claims(lines: Iterable[bytes], catalogue: Catalogue, out: RoomTableWrit
             done.left_out.append(number)
             continue
         players.cards = cards
-        out.add(number, document.get("round_id"), document["ruleset"], document.get("stake", 1), players, amounts)
+        out.add(
+            number,
+            document.get("round_id"),
+            document["ruleset"],
+            document.get("stake", STAKE_DEFAULT),
+            players,
+            amounts,
+        )
         done.rooms += 1
         done.ledgers += "ledger" in document["claimed"]
     return done
@@ -162,8 +169,8 @@ def _claim(text: bytes, reader: Reader) -> tuple[dict[str, Any], Any, list[int]]
         return None
     if type(document) is not dict or not set(document) <= {"ruleset", "stake", "round_id", "players", "claimed"}:
         return None
-    reference, stake, round_id = document.get("ruleset"), document.get("stake", 1), document.get("round_id")
-    if type(reference) is not str or type(stake) is not int or not 1 <= stake <= LARGEST_STAKE:
+    reference, stake, round_id = document.get("ruleset"), document.get("stake", STAKE_DEFAULT), document.get("round_id")
+    if type(reference) is not str or type(stake) is not int or not STAKE_LOW <= stake <= LARGEST_STAKE:
         return None
     if round_id is not None and (type(round_id) is not str or len(round_id) > ROUND_ID_MOST):
         return None

@@ -12,7 +12,7 @@ from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
 from service.rulesets import Ruleset, RulesetError
 from service.rulesets.catalogue import Catalogue
 from service.scoring import settle_many
-from service.validation.limits import LONGEST_PLAYER_ID, PLAYER_ID_CHARACTERS, ROUND_ID_MOST
+from service.validation.limits import LONGEST_PLAYER_ID, PLAYER_ID_CHARACTERS, ROUND_ID_MOST, STAKE_LOW
 from service.validation.room_arrays import LARGEST_STAKE, all_cards_once
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class _Columns:
         ids = batch.column("ids")
         valid = ~np.asarray(batch.column("line").is_null()) & ~np.asarray(ids.is_null())
         valid &= np.asarray(pc.list_value_length(ids).fill_null(-1)) == self.size
-        valid &= (stake >= 1) & (stake <= LARGEST_STAKE)
+        valid &= (stake >= STAKE_LOW) & (stake <= LARGEST_STAKE)
         valid &= np.asarray(pc.fill_null(pc.less_equal(pc.utf8_length(batch.column("round_id")), ROUND_ID_MOST), True))
         offsets = np.asarray(ids.offsets)
         self.starts = offsets[:-1] - offsets[0]

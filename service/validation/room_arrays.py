@@ -17,7 +17,14 @@ from service.contract import MAX_EXACT_AMOUNT, STATUSES, Rooms
 from service.game.cards import SPELLINGS
 from service.game.patterns import tally
 from service.rulesets import Ruleset
-from service.validation.limits import LONGEST_PLAYER_ID, MAX_STAKE, PLAYER_ID_CHARACTERS, ROUND_ID_MOST, STAKE_LOW
+from service.validation.limits import (
+    LONGEST_PLAYER_ID,
+    MAX_STAKE,
+    PLAYER_ID_CHARACTERS,
+    ROUND_ID_MOST,
+    STAKE_DEFAULT,
+    STAKE_LOW,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -119,7 +126,7 @@ def read_room(
     its caller reads."""
     if type(document) is not dict or len(document) != 2 + others + ("stake" in document) + ("round_id" in document):
         return None
-    reference, stake = document.get("ruleset"), document.get("stake", 1)
+    reference, stake = document.get("ruleset"), document.get("stake", STAKE_DEFAULT)
     if type(reference) is not str or type(stake) is not int or not STAKE_LOW <= stake <= LARGEST_STAKE:
         return None
     round_id = document.get("round_id", "")

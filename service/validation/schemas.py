@@ -150,14 +150,14 @@ class RoomSchema(RulesetBody):
 
 class ArrangementSchema(RulesetBody):
     error_messages = {"type": "fault.arrangement_body"}
-    back = CardList(5, required=True)
-    middle = CardList(5, required=True)
-    front = CardList(3, required=True)
+    back = CardList(HAND_SIZES["back"], required=True)
+    middle = CardList(HAND_SIZES["middle"], required=True)
+    front = CardList(HAND_SIZES["front"], required=True)
 
 
 class ArrangeRequestSchema(RulesetBody):
     error_messages = {"type": "fault.arrange_body"}
-    cards = CardList(13, required=True)
+    cards = CardList(HAND_SIZES["cards"], required=True)
     alternatives = JsonInteger(load_default=3, validate=InRange(0, 20))
     opponents = String(load_default="strong", validate=OneOf(OPPONENTS))
 
