@@ -6,12 +6,15 @@ the dataclasses they make take their generated methods' code from the install (d
 
 from __future__ import annotations
 
+import gc
+
 from service.support.dataclass_code import kept
 
 
 def main() -> int:
     with kept():
         from service.cli import main as run_command
+    gc.freeze()  # what the imports made lives till exit: the collector need not walk it again
     return run_command()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ def mapped(
         return
     import multiprocessing  # only here: a single room's start-up does without it
 
+    gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
     pool = multiprocessing.get_context("fork").Pool(jobs, initializer=start, initargs=arguments)
     try:
         yield pool.imap(function, items)
