@@ -15,6 +15,8 @@ in a day; a ratio within one round does not):
 OTHER is a `maubinh` executable, or a source tree whose modules are built in place, run with this
 venv's Python; the issue's day, say:
     git worktree add /tmp/issue-day 3c564dc && (cd /tmp/issue-day && $PWD/.venv/bin/python setup.py build_ext --inplace)
+Both run with bytecode caches, as installed (PYTHONDONTWRITEBYTECODE is dropped: a source tree without
+them would compile its modules at every start, and the ratio would flatter ours).
 Run: .venv/bin/python bench/explained.py --against OTHER [--rooms 20000] [--rounds 7] [--instructions]
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -55,6 +58,7 @@ def whole(maubinh: list[str], rooms: Path, *jobs: str) -> float:
 
 
 def main() -> None:
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # the commands below, and valgrind's, inherit it
     parser = argparse.ArgumentParser()
     parser.add_argument("--against", metavar="OTHER", required=True, help="the other build's maubinh")
     parser.add_argument("--rooms", type=int, default=20_000)
