@@ -28,6 +28,7 @@ def mapped(
         return
     import multiprocessing  # only here: a single room's start-up does without it
 
+    frozen = gc.get_freeze_count() > 0  # as a command's entry point leaves it
     gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
     pool = multiprocessing.get_context("fork").Pool(jobs, initializer=start, initargs=arguments)
     try:
@@ -35,3 +36,5 @@ def mapped(
     finally:
         pool.close()
         pool.join()
+        if not frozen:  # a process that did not freeze its collector (a test, a Spark task) gets it back whole
+            gc.unfreeze()

@@ -1,0 +1,52 @@
+"""service.bulk.workers: results in input order over forked workers, and the collector left as found."""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from service.bulk.workers import mapped
+
+_offset = 0
+
+
+def _start(offset: int) -> None:
+    global _offset  # noqa: PLW0603 - what each worker was set up with
+    _offset = offset
+
+
+def _work(item: int) -> tuple[int, int]:
+    return item + _offset, os.getpid()
+
+
+@pytest.fixture
+def unfrozen() -> Iterator[None]:
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_results_come_in_input_order_each_worker_set_up_first(jobs: int) -> None:
+    with mapped(_work, range(200), jobs, _start, (1000,)) as results:
+        answered = list(results)
+    assert [value for value, _ in answered] == list(range(1000, 1200))
+    workers = {pid for _, pid in answered}
+    assert (workers == {os.getpid()}) if jobs == 1 else (os.getpid() not in workers)
+
+
+def test_a_process_that_did_not_freeze_its_collector_gets_it_back_whole(unfrozen: None) -> None:
+    with mapped(_work, range(4), 2, _start, (0,)) as results:
+        assert gc.get_freeze_count() > 0  # while the workers live, what they inherit is frozen
+        list(results)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_frozen_process_stays_frozen(unfrozen: None) -> None:
+    gc.freeze()  # as the command line's entry point does
+    with mapped(_work, range(4), 2, _start, (0,)) as results:
+        list(results)
+    assert gc.get_freeze_count() > 0
