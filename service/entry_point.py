@@ -1,7 +1,8 @@
 """``maubinh``'s entry point: the command line (service.cli), started fast.
 
 A command is a process, and its imports are most of a one-room ``maubinh score`` (bench/cli.py):
-the dataclasses they make take their generated methods' code from the install (dataclass_code.py).
+the dataclasses they make take their generated methods' code from the install (dataclass_code.py), and
+what they made is then frozen out of the cyclic collector's passes (docs/benchmarks.md).
 """
 
 from __future__ import annotations
