@@ -38,10 +38,15 @@ def vkey(key: Path, origin: str = ORIGIN) -> str:
     return found.stdout.strip()
 
 
-def start_log(key: Path, store: list[str], port: int | None = None) -> tuple[str, subprocess.Popen[bytes]]:
-    """`maubinh log serve` with ``store`` (``["--dir", D]`` or ``["--database", URL]``), once it answers."""
+def start_log(
+    key: Path, store: list[str], port: int | None = None, add_key: Path | None = None
+) -> tuple[str, subprocess.Popen[bytes]]:
+    """`maubinh log serve` with ``store`` (``["--dir", D]`` or ``["--database", URL]``), once it answers;
+    with ``add_key``, a file holding the key additions must carry."""
     port = port or free_port()
     env = {**os.environ, "MAUBINH_LOG_KEY_FILE": str(key), "MAUBINH_LOG_ORIGIN": ORIGIN}
+    if add_key is not None:
+        env["MAUBINH_LOG_ADD_KEY_FILE"] = str(add_key)
     process = subprocess.Popen(
         [MAUBINH, "log", "serve", *store, "--host", "127.0.0.1", "--port", str(port), "--interval", "0.2"],
         env=env,

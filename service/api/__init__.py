@@ -24,7 +24,7 @@ from service.api import (
     signatures,
     tracing,
 )
-from service.api.config import Settings, callers_of, signing_of, start_language
+from service.api.config import Settings, callers_of, log_add_key_of, signing_of, start_language
 from service.api.round_store import RoundStore
 from service.api.views import api
 from service.game.hands import hand_table
@@ -81,7 +81,7 @@ def feeder_of(settings: Settings) -> Feeder | None:
     """The transparency log's feeder, when MAUBINH_LOG_URL names the log and answers are signed."""
     if not settings.log_url or not settings.signing_key_file:
         return None
-    return Feeder(settings.log_url, signatures.count_statements)
+    return Feeder(settings.log_url, signatures.count_statements, add_key=log_add_key_of(settings))
 
 
 def rounds_of(settings: Settings) -> rounds.Rounds | None:

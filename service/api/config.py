@@ -6,13 +6,14 @@ Every setting is listed in the README's Operations section.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
+from service.support.bearer_token import BEARER_TOKEN
 from service.texts import Language, Text
+from service.transparency.add_key import AddKeyError, read_add_key
 from service.trust.callers import CallersFileError
 from service.trust.callers_source import CallersSource
 from service.trust.signing import Signer, SigningKeyError, load_key_set, load_private_key
@@ -55,6 +56,8 @@ class Settings:
     """A JWK Set of older public keys still published at /.well-known/jwks.json (after a rotation)."""
     log_url: str | None = None
     """The transparency log (``maubinh log serve``) every signed ruling is posted to, in the background."""
+    log_add_key_file: str | None = None
+    """The log's add key (:mod:`service.transparency.add_key`), sent with each post to ``log_url``."""
     log_level: str = "INFO"
     log_requests: bool = True
     """One JSON line per request on stderr."""
@@ -122,10 +125,6 @@ def _seconds(name: str, raw: str) -> float:
     return value
 
 
-BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-"""RFC 6750's b64token: what a key must be to be sent as ``Authorization: Bearer <key>``."""
-
-
 def _keys(name: str, raw: str) -> tuple[str, ...]:
     """Keys, comma-separated. Set but holding no usable key is a fault, not "no keys": an empty value
     (a secret that failed to render, ``$(openssl rand …)`` without openssl) would otherwise start the
@@ -184,6 +183,25 @@ def signing_of(settings: Settings) -> tuple[Signer | None, list[dict[str, str]]]
         raise SettingError(Text("setting.signing", fault=error.args[0])) from None
 
 
+def log_add_key_of(settings: Settings) -> str | None:
+    """The log's add key the settings name; :class:`SettingError` for a file that cannot be used."""
+    if settings.log_add_key_file is None:
+        return None
+    try:
+        return read_add_key(settings.log_add_key_file)
+    except AddKeyError as error:
+        raise SettingError(Text("setting.log_add_key", fault=error.args[0])) from None
+
+
+def check_usable(settings: Settings) -> None:
+    """A setting present but unusable stops the start (:class:`SettingError`): a callers file that does
+    not load, a signing key that cannot be used (never answer unsigned by mistake), a log's add key that
+    cannot be read (never feed the log statements it will refuse)."""
+    callers_of(settings)
+    signing_of(settings)
+    log_add_key_of(settings)
+
+
 def signing_state(settings: Settings) -> Text:
     """The start log's line on signatures."""
     if settings.signing_key_file:
@@ -230,6 +248,7 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("SIGNING_KEY_FILE", "signing_key_file", _path),
     ("PUBLISHED_KEYS_FILE", "published_keys_file", _path),
     ("LOG_URL", "log_url", _http_url),
+    ("LOG_ADD_KEY_FILE", "log_add_key_file", _path),
     ("LOG_LEVEL", "log_level", _level),
     ("LOG_REQUESTS", "log_requests", _switch),
 )

@@ -41,6 +41,7 @@ def signer_of(path: str, origin: str) -> Any:
 
 
 def _serve(args: argparse.Namespace, language: Language) -> int:
+    from service.transparency.add_key import ADD_KEY_FILE_ENV, AddKeyError, read_add_key
     from service.transparency.server import LogServer
     from service.trust.signing import SigningKeyError
 
@@ -52,6 +53,12 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
         signer = signer_of(key_file, origin)
     except (SigningKeyError, ValueError) as error:
         say("log serve", "tlog.no_key", language, why=error.args[0])
+        return EXIT_USAGE
+    add_key_file = os.environ.get(ADD_KEY_FILE_ENV)
+    try:
+        add_key = read_add_key(add_key_file) if add_key_file is not None else None
+    except AddKeyError as error:
+        say("log serve", "tlog.no_add_key", language, env=ADD_KEY_FILE_ENV, why=error.args[0])
         return EXIT_USAGE
     database = args.database or os.environ.get(DATABASE_ENV)
     folder = args.dir or os.environ.get(DIR_ENV)
@@ -67,9 +74,10 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
     else:
         say("log serve", "tlog.no_store", language, dir=DIR_ENV, database=DATABASE_ENV)
         return EXIT_USAGE
-    server = LogServer((args.host, args.port), store, signer, origin, args.interval)
+    server = LogServer((args.host, args.port), store, signer, origin, args.interval, add_key)
     said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.published}
     say("log serve", "tlog.serving", language, host=args.host, port=str(server.server_address[1]), **said)
+    say("log serve", "tlog.adds_keyed" if add_key else "tlog.adds_open", language, env=ADD_KEY_FILE_ENV)
     stopped = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:

@@ -73,12 +73,10 @@ def _usable_settings() -> None:
     """A setting that is present but unusable (MAUBINH_API_KEYS that holds no key, a callers file that
     does not load) stops the start with one line, before the app is preloaded (``maubinh serve`` checks
     the same before starting gunicorn)."""
-    from service.api.config import SettingError, Settings, callers_of, signing_of
+    from service.api.config import SettingError, Settings, check_usable
 
     try:
-        settings = Settings.from_env()
-        callers_of(settings)
-        signing_of(settings)
+        check_usable(Settings.from_env())
     except SettingError as error:
         raise SystemExit(f"maubinh: not starting, {error}") from None
 

@@ -21,7 +21,7 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
     # This process writes no metrics: prometheus-client, imported below, must not open the store (a full
     # one kills it); gunicorn's configuration prepares it for the workers (service/support/metrics_store.py).
     store = os.environ.pop(metrics_store.ENV, None) or tempfile.mkdtemp(prefix="maubinh-metrics-")
-    from service.api.config import START_LANGUAGE_ENV, SettingError, Settings, callers_of, signing_of
+    from service.api.config import START_LANGUAGE_ENV, SettingError, Settings, check_usable
     from service.api.tracing import TracingSettingError, enabled
     from service.support.extras import OTEL, missing
 
@@ -31,8 +31,7 @@ def serve(host: str | None, port: int | None, language: Language = "en") -> int:
 
     try:
         settings = Settings.from_env()
-        callers_of(settings)  # a callers file that does not load stops the start
-        signing_of(settings)  # so does a signing key that cannot be used: never answer unsigned by mistake
+        check_usable(settings)
     except SettingError as error:
         return refuse(error.args[0])
     try:

@@ -32,9 +32,13 @@ Count = Callable[[str, int], None]
 
 
 class Feeder:
-    def __init__(self, url: str, count: Count, capacity: int = CAPACITY) -> None:
+    def __init__(self, url: str, count: Count, capacity: int = CAPACITY, add_key: str | None = None) -> None:
+        """``add_key``: the log's (:mod:`.add_key`), sent with each post when the log asks for one."""
         self.url = url.rstrip("/") + "/add"
         self.count = count
+        self._headers = {"Content-Type": "application/octet-stream"}
+        if add_key is not None:
+            self._headers["Authorization"] = f"Bearer {add_key}"
         self._queue: queue.Queue[bytes] = queue.Queue(capacity)
         self._pid = -1
         self._start_lock = threading.Lock()
@@ -79,9 +83,7 @@ class Feeder:
         wait = 0.1
         body = bundle(held)
         while True:
-            request = urllib.request.Request(
-                self.url, data=body, headers={"Content-Type": "application/octet-stream"}, method="POST"
-            )
+            request = urllib.request.Request(self.url, data=body, headers=self._headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=10) as answer:
                     answer.read()

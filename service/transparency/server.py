@@ -1,5 +1,6 @@
 """The log's HTTP API, its own process (``maubinh log serve``): ``POST /add`` takes a bundle of entries
-and answers their indexes once they are durable; ``GET /checkpoint`` and ``GET /tile/…`` serve the tree
+(from who carries the add key, when the log has one: :mod:`.add_key`) and answers their indexes once
+they are durable; ``GET /checkpoint`` and ``GET /tile/…`` serve the tree
 as c2sp.org/tlog-tiles says; an integrator makes a new checkpoint at least once a second.
 
 A plain threaded server of the standard library rather than gunicorn: one process must own the
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
+from service.transparency.add_key import ADD_KEY_FILE_ENV, carries
 from service.transparency.integrate import Integrator, integrating
 from service.transparency.note import Signer
 from service.transparency.stores import Store
@@ -97,17 +99,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def _send(self, status: int, body: bytes, content_type: str, cache: str = "no-store") -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str, cache: str = "no-store", more: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", cache)
+        for name, value in (more or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, document: dict[str, Any]) -> None:
-        self._send(status, json.dumps(document).encode(), "application/json")
+    def _json(self, status: int, document: dict[str, Any], more: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(document).encode(), "application/json", more=more)
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -130,6 +136,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if self.path != "/add":
             return self._json(404, {"error": "entries are added with POST /add"})
+        if self.server.add_key is not None and not carries(self.headers.get("Authorization"), self.server.add_key):
+            self.close_connection = True  # its body is not read
+            return self._json(
+                401,
+                {"error": f"POST /add needs the log's add key: Authorization: Bearer <key> ({ADD_KEY_FILE_ENV})"},
+                {"WWW-Authenticate": 'Bearer realm="maubinh-log"'},
+            )
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             return self._json(411, {"error": "POST /add needs a Content-Length"})
@@ -153,8 +166,18 @@ class LogServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], store: Store, signer: Signer, origin: str, interval: float) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        store: Store,
+        signer: Signer,
+        origin: str,
+        interval: float,
+        add_key: str | None = None,
+    ) -> None:
+        """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`)."""
         self.store = store
+        self.add_key = add_key
         self.integrator = Integrator(store, signer, origin)
         self.sequencer = Sequencer(store)
         self.stopping = threading.Event()

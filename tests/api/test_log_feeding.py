@@ -13,6 +13,8 @@ import pytest
 from helpers import golden_cases
 
 from service.api import create_app
+from service.api.config import SettingError, Settings, check_usable
+from service.transparency.add_key import ADD_KEY_FILE_ENV, AddKeyError, carries, read_add_key
 from service.transparency.feeder import Feeder
 from service.trust.ruling_log import receipt_statements
 
@@ -79,3 +81,31 @@ def test_a_full_queue_drops_and_counts_without_waiting(monkeypatch: pytest.Monke
     feeder.submit([b"1", b"2", b"3"])
     feeder.submit([b"4"])
     assert counted == [("dropped", 1), ("queued", 2), ("dropped", 1)]
+
+
+def test_the_add_key_is_read_whole_and_compared_as_a_bearer_token(tmp_path: Path) -> None:
+    good = tmp_path / "add.key"
+    good.write_text("  k3y-of+the/log_~.0123456789==\n")
+    assert read_add_key(str(good)) == "k3y-of+the/log_~.0123456789=="
+    for text, why in (("\n", "tlog.add_key_empty"), ("two keys-on-one-line\n", "tlog.add_key_character"),
+                      ("é" * 20, "tlog.add_key_character"), ("short-key", "tlog.add_key_short")):  # fmt: skip
+        (tmp_path / "bad.key").write_text(text)
+        with pytest.raises(AddKeyError) as refused:
+            read_add_key(str(tmp_path / "bad.key"))
+        assert refused.value.args[0].key == why
+    with pytest.raises(AddKeyError) as refused:
+        read_add_key(str(tmp_path / "absent.key"))
+    assert refused.value.args[0].key == "tlog.add_key_unreadable"
+    key = "k3y-of+the/log_~.0123456789=="
+    assert carries(f"Bearer {key}", key) and carries(f"bearer {key}", key)
+    assert not any(carries(given, key) for given in (None, "", key, f"Basic {key}", f"Bearer {key}x", "Bearer "))
+
+
+def test_a_log_add_key_that_cannot_be_read_stops_the_start(tmp_path: Path) -> None:
+    assert Settings.from_env({ADD_KEY_FILE_ENV: "add.key"}).log_add_key_file == "add.key"  # the log's variable
+    settings = {"signing_key_file": signing_key(tmp_path), "log_url": LOG, "log_add_key_file": str(tmp_path / "none")}
+    with pytest.raises(SettingError) as refused:
+        check_usable(Settings(**settings))
+    assert "MAUBINH_LOG_ADD_KEY_FILE" in str(refused.value) and "none" in str(refused.value)
+    with pytest.raises(SettingError):
+        create_app({"log_requests": False, **settings})

@@ -475,7 +475,8 @@ LOG = DEPLOY / "k8s" / "components" / "log"
 
 def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp_path: Path) -> None:
     """The transparency log: one replica (one process owns the sequence), its folder on a volume that
-    outlives the pod, its key from a Secret it does not ship; the service posts to its Service."""
+    outlives the pod, its key from a Secret it does not ship; the service posts to its Service, both
+    holding the add key from one Secret it does not ship either."""
     objects = render(with_components(tmp_path, PRODUCTION, SIGNING, LOG))
     version = kubernetes_validate.latest_version()
     for obj in objects:
@@ -497,3 +498,14 @@ def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp
     fed = {e["name"]: e.get("value") for e in _deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert fed["MAUBINH_LOG_URL"] == f"http://maubinh-log:{service['spec']['ports'][0]['port']}"
     assert Settings.from_env({"MAUBINH_LOG_URL": fed["MAUBINH_LOG_URL"]}).log_url == fed["MAUBINH_LOG_URL"]
+    served = _deployment(objects)["spec"]["template"]["spec"]
+    for side, container_of in ((pod, container), (served, served["containers"][0])):  # the log and the feeder
+        named = {e["name"]: e.get("value") for e in container_of["env"]}
+        mount = next(
+            m
+            for m in container_of["volumeMounts"]
+            if named["MAUBINH_LOG_ADD_KEY_FILE"].startswith(m["mountPath"] + "/")
+        )
+        volume = next(v for v in side["volumes"] if v["name"] == mount["name"])
+        assert volume["secret"]["secretName"] == "maubinh-log-add-key" and mount["readOnly"]
+    assert not any(o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-log-add-key" for o in objects)

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -56,10 +57,16 @@ def maubinh(*words: str, stdin: str | None = None) -> subprocess.CompletedProces
 
 
 def test_signed_rulings_are_logged_found_proven_and_monitored(tmp_path: Path) -> None:
-    log_key, signing = new_key(tmp_path), new_key(tmp_path, "signing.pem")
+    log_key, signing, add_key = new_key(tmp_path), new_key(tmp_path, "signing.pem"), new_add_key(tmp_path)
     verifier = vkey(log_key)
-    log_base, log = start_log(log_key, ["--dir", str(tmp_path / "log")])
-    base, service = start({"MAUBINH_SIGNING_KEY_FILE": str(signing), "MAUBINH_LOG_URL": log_base})
+    log_base, log = start_log(log_key, ["--dir", str(tmp_path / "log")], add_key=add_key)  # as deployed
+    base, service = start(
+        {
+            "MAUBINH_SIGNING_KEY_FILE": str(signing),
+            "MAUBINH_LOG_URL": log_base,
+            "MAUBINH_LOG_ADD_KEY_FILE": str(add_key),
+        }
+    )
     try:
         keys = tmp_path / "keys.json"
         with urllib.request.urlopen(base + "/.well-known/jwks.json") as answer:
@@ -233,8 +240,47 @@ def test_the_node_verifier_agrees(tmp_path: Path) -> None:
         log.wait(15)
 
 
-def post(base: str, entries: list[bytes]) -> tuple[int, int]:
-    request = urllib.request.Request(base + "/add", data=bundle(entries), method="POST")
+def new_add_key(folder: Path) -> Path:
+    key = folder / "add.key"
+    key.write_text(
+        subprocess.run(["openssl", "rand", "-base64", "32"], capture_output=True, text=True, check=True).stdout
+    )
+    return key
+
+
+def test_a_log_with_an_add_key_takes_entries_only_from_who_carries_it(tmp_path: Path) -> None:
+    add_key = new_add_key(tmp_path)
+    base, log = start_log(new_key(tmp_path), ["--dir", str(tmp_path / "log")], add_key=add_key)
+    try:
+        for offered in (None, "Bearer " + "A" * 44, "Basic " + add_key.read_text().strip()):
+            headers = {} if offered is None else {"Authorization": offered}
+            request = urllib.request.Request(base + "/add", data=bundle([b"noise"]), headers=headers, method="POST")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+            assert refused.value.headers["WWW-Authenticate"].startswith("Bearer")
+            assert "MAUBINH_LOG_ADD_KEY_FILE" in json.loads(refused.value.read())["error"]
+        assert post(base, [b"one", b"two"], add_key.read_text().strip()) == (0, 2)  # the file's line break dropped
+        wait_integrated(base, 2)
+        with urllib.request.urlopen(base + "/checkpoint", timeout=10) as answer:  # reading stays open
+            assert answer.read().splitlines()[1] == b"2"
+    finally:
+        log.terminate()
+        log.wait(10)
+    (tmp_path / "short.key").write_text("abc\n")
+    for unusable, why in ((tmp_path / "short.key", "fewer than 16"), (tmp_path / "absent.key", "cannot read")):
+        env = {**os.environ, "MAUBINH_LOG_KEY_FILE": str(new_key(tmp_path)), "MAUBINH_LOG_ADD_KEY_FILE": str(unusable)}
+        refused_start = subprocess.run(
+            [MAUBINH, "log", "serve", "--dir", str(tmp_path / "log2"), "--port", str(free_port())],
+            env=env, capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert refused_start.returncode == 2
+        assert "MAUBINH_LOG_ADD_KEY_FILE" in refused_start.stderr and why in refused_start.stderr
+
+
+def post(base: str, entries: list[bytes], add_key: str | None = None) -> tuple[int, int]:
+    headers = {} if add_key is None else {"Authorization": f"Bearer {add_key}"}
+    request = urllib.request.Request(base + "/add", data=bundle(entries), headers=headers, method="POST")
     with urllib.request.urlopen(request, timeout=30) as answer:
         said = json.loads(answer.read())
     return said["first"], said["count"]

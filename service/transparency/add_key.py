@@ -1,0 +1,57 @@
+"""The log's add key: who may add entries (``POST /add``). One secret in one file, named by
+:data:`ADD_KEY_FILE_ENV` to both processes: the log refuses an addition that does not carry it, and the
+service's feeder sends it (``Authorization: Bearer <key>``). Reading the log stays open to anyone.
+
+Without it the log takes entries from anyone who reaches its port: an entry is no forgery (a statement
+binds a signed ruling, and the monitor names what no published key signed), but a stranger could fill
+the log with noise, so a log reachable from outside its service's network should have one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Final
+
+from service.support.bearer_token import BEARER_TOKEN
+from service.texts import Text
+
+ADD_KEY_FILE_ENV: Final = "MAUBINH_LOG_ADD_KEY_FILE"
+SHORTEST: Final = 16
+"""Characters at least: ``openssl rand -base64 32`` writes 44."""
+
+
+class AddKeyError(ValueError):
+    """The add key's file cannot be used: ``args[0]`` (a :class:`Text`) says why."""
+
+
+def read_add_key(path: str) -> str:
+    """The key ``path`` holds (its white space around dropped), or :class:`AddKeyError`."""
+    try:
+        with open(path, "rb") as file:
+            held = file.read(4097)
+    except OSError as error:
+        raise AddKeyError(Text("tlog.add_key_unreadable", path=path, error=error.strerror or str(error))) from None
+    try:
+        key = held.decode("ascii").strip()
+    except UnicodeDecodeError:
+        key = "\x00"  # not ASCII: not a Bearer token
+    if not key:
+        raise AddKeyError(Text("tlog.add_key_empty", path=path))
+    if len(held) > 4096 or not BEARER_TOKEN.fullmatch(key):
+        raise AddKeyError(Text("tlog.add_key_character", path=path))
+    if len(key) < SHORTEST:
+        raise AddKeyError(Text("tlog.add_key_short", path=path, shortest=SHORTEST))
+    return key
+
+
+def carries(authorization: str | None, key: str) -> bool:
+    """Whether an ``Authorization`` header carries ``key`` as its Bearer token (compared in constant
+    time, by digest, so that neither the key's bytes nor its length show in the time taken)."""
+    if authorization is None:
+        return False
+    scheme, _, given = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    offered = hashlib.sha256(given.strip().encode("utf-8", "surrogateescape")).digest()
+    return hmac.compare_digest(offered, hashlib.sha256(key.encode()).digest())
