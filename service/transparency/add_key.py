@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import stat
 from typing import Final
 
 from service.support.bearer_token import BEARER_TOKEN
@@ -28,6 +30,8 @@ class AddKeyError(ValueError):
 def read_add_key(path: str) -> str:
     """The key ``path`` holds (its white space around dropped), or :class:`AddKeyError`."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would hold the start until someone writes to it
+            raise AddKeyError(Text("tlog.add_key_unreadable", path=path, error="not a regular file"))
         with open(path, "rb") as file:
             held = file.read(4097)
     except OSError as error:

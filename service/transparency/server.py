@@ -27,6 +27,13 @@ from service.transparency.stores import Store
 from service.transparency.tiles import TreeFault, unbundle
 
 MAX_ADD_BYTES: Final = 8 * 1024 * 1024
+CONTENT_LENGTH: Final = re.compile(r"[0-9]{1,12}")
+"""ASCII digits only (``str.isdigit`` also takes "²"), matched whole."""
+MOST_CONNECTIONS: Final = 256
+"""Connections served at once (a thread each); one more is closed unanswered, so that idle clients
+cannot make the log spawn threads without bound."""
+IDLE_SECONDS: Final = 30.0
+"""A connection that sends nothing for this long is closed."""
 MAX_GROUP: Final = 50_000
 """The most entries sequenced in one group (one fsync or COMMIT)."""
 TILE: Final = re.compile(
@@ -96,6 +103,10 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: LogServer
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.idle_seconds)  # a connection silent this long is closed
+
     def log_message(self, format: str, *args: Any) -> None:
         return
 
@@ -114,6 +125,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _json(self, status: int, document: dict[str, Any], more: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(document).encode(), "application/json", more=more)
+
+    def _refuse(self, status: int, error: str, more: dict[str, str] | None = None) -> None:
+        """A POST answered without its body read: the connection closes, so that no byte of that body
+        is ever read as a request of its own."""
+        self.close_connection = True
+        self._json(status, {"error": error}, {**(more or {}), "Connection": "close"})
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
@@ -135,20 +152,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         if self.path != "/add":
-            return self._json(404, {"error": "entries are added with POST /add"})
+            return self._refuse(404, "entries are added with POST /add")
         if self.server.add_key is not None and not carries(self.headers.get("Authorization"), self.server.add_key):
-            self.close_connection = True  # its body is not read
-            return self._json(
+            return self._refuse(
                 401,
-                {"error": f"POST /add needs the log's add key: Authorization: Bearer <key> ({ADD_KEY_FILE_ENV})"},
+                f"POST /add needs the log's add key: Authorization: Bearer <key> ({ADD_KEY_FILE_ENV})",
                 {"WWW-Authenticate": 'Bearer realm="maubinh-log"'},
             )
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
-            return self._json(411, {"error": "POST /add needs a Content-Length"})
+        if length is None or not CONTENT_LENGTH.fullmatch(length):
+            return self._refuse(411, "POST /add needs a Content-Length")
         if int(length) > MAX_ADD_BYTES:
-            self.close_connection = True
-            return self._json(413, {"error": f"a bundle of at most {MAX_ADD_BYTES} bytes"})
+            return self._refuse(413, f"a bundle of at most {MAX_ADD_BYTES} bytes")
         try:
             entries = unbundle(self.rfile.read(int(length)))
         except TreeFault as fault:
@@ -174,10 +189,14 @@ class LogServer(ThreadingHTTPServer):
         origin: str,
         interval: float,
         add_key: str | None = None,
+        most_connections: int = MOST_CONNECTIONS,
+        idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`)."""
         self.store = store
         self.add_key = add_key
+        self.idle_seconds = idle_seconds
+        self._connections = threading.BoundedSemaphore(most_connections)
         self.integrator = Integrator(store, signer, origin)
         self.sequencer = Sequencer(store)
         self.stopping = threading.Event()
@@ -185,6 +204,19 @@ class LogServer(ThreadingHTTPServer):
             self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
         )
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection while fewer than ``most_connections`` are served; else it is closed."""
+        if not self._connections.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client gone mid-request is no fault of the log's: said in one line, without a traceback."""

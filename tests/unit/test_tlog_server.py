@@ -1,0 +1,82 @@
+"""The log's HTTP server under clients that misbehave: connections bounded in number and in idle time,
+a refused POST's body never read as a request, a Content-Length only of ASCII digits."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.transparency.note import Signer
+from service.transparency.server import LogServer
+from service.transparency.stores import FolderStore
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Iterator[LogServer]:
+    signer = Signer("maubinh.test/log", bytes(range(32)))
+    server = LogServer(
+        ("127.0.0.1", 0), FolderStore(tmp_path / "log"), signer, "maubinh.test/log", 0.2,
+        most_connections=3, idle_seconds=0.5,
+    )  # fmt: skip
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    serving.start()
+    yield server
+    server.stop()
+    serving.join(5)
+
+
+def address(server: LogServer) -> tuple[str, int]:
+    host, port = server.server_address[:2]
+    return str(host), int(port)
+
+
+def healthy(server: LogServer) -> bool:
+    host, port = address(server)
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def exchange(server: LogServer, raw: bytes) -> bytes:
+    """What the log answers ``raw`` on one connection, until it closes it."""
+    with socket.create_connection(address(server), timeout=5) as connection:
+        connection.sendall(raw)
+        answered = b""
+        while chunk := connection.recv(65536):
+            answered += chunk
+        return answered
+
+
+def test_connections_past_the_most_are_closed_unanswered_and_idle_ones_time_out(log: LogServer) -> None:
+    idle = [socket.create_connection(address(log), timeout=5) for _ in range(3)]  # every slot held, silent
+    try:
+        time.sleep(0.1)
+        assert not healthy(log)  # one more is closed, no thread made for it
+        started = time.monotonic()
+        assert all(held.recv(1) == b"" for held in idle)  # the log closes each after its idle time
+        assert time.monotonic() - started < 3
+    finally:
+        for held in idle:
+            held.close()
+    deadline = time.monotonic() + 3
+    while not healthy(log):
+        assert time.monotonic() < deadline, "the slots were not given back"
+        time.sleep(0.05)
+
+
+def test_a_refused_posts_body_is_never_read_as_a_request(log: LogServer) -> None:
+    smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    for path, headers in (("/add/", f"Content-Length: {len(smuggled)}\r\n"), ("/add", "Content-Length: \u00b2\r\n")):
+        request = f"POST {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode("latin-1") + smuggled
+        answered = exchange(log, request)
+        assert answered.count(b"HTTP/1.1 ") == 1, answered  # one answer, then the connection closed
+        assert b"Connection: close" in answered
+        assert answered.startswith(b"HTTP/1.1 404" if path == "/add/" else b"HTTP/1.1 411")
