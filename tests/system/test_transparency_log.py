@@ -6,6 +6,7 @@ acknowledged; the same with the PostgreSQL store; and an independent verifier in
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -299,7 +300,7 @@ def kill_under_load(store: list[str], key: Path) -> None:
             entries = [f'{{"writer":{name},"batch":{batch},"k":{k}}}'.encode() for k in range(50)]
             try:
                 first, count = post(base, entries)
-            except OSError:
+            except (OSError, http.client.HTTPException):  # killed mid-answer: IncompleteRead
                 return
             with lock:
                 acknowledged.update(zip(range(first, first + count), entries, strict=True))
