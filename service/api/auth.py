@@ -22,15 +22,12 @@ from flask import Flask, Response, current_app, g, request
 from werkzeug.exceptions import Forbidden, Unauthorized
 
 from service.rulesets.catalogue import Catalogue
+from service.support.bearer_token import offered_key
 from service.texts import Text
 from service.trust.callers import ANONYMOUS, UNKNOWN, Caller
 from service.trust.callers_source import CallersSource
 
-SCHEME = "bearer"
-"""RFC 9110 11.1: the scheme is case-insensitive."""
 _TEMPLATE_PART = re.compile(r"\{[^}]*\}|<[^>]*>")
-MOST_KEY_CHARS = 256
-"""An offered key longer than any a caller holds is no key, unread."""
 
 
 class Operation(NamedTuple):
@@ -59,13 +56,6 @@ def operations() -> dict[tuple[str, str], Operation]:
 def open_operations() -> frozenset[tuple[str, str]]:
     """(path template, method) of every operation openapi.yaml declares open (``security: []``)."""
     return frozenset(key for key, operation in operations().items() if operation.open)
-
-
-def offered_key(header: str | None) -> str | None:
-    """The key of an ``Authorization: Bearer <key>`` header, the scheme in any case; else None."""
-    scheme, _, key = (header or "")[: MOST_KEY_CHARS + 16].strip().partition(" ")
-    key = key.strip()
-    return key if scheme.lower() == SCHEME and key and len(key) <= MOST_KEY_CHARS else None
 
 
 def _operation(method: str) -> Operation | None:

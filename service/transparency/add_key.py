@@ -15,7 +15,7 @@ import os
 import stat
 from typing import Final
 
-from service.support.bearer_token import BEARER_TOKEN
+from service.support.bearer_token import BEARER_TOKEN, MOST_KEY_CHARS, offered_key
 from service.texts import Text
 
 ADD_KEY_FILE_ENV: Final = "MAUBINH_LOG_ADD_KEY_FILE"
@@ -33,7 +33,7 @@ def read_add_key(path: str) -> str:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would hold the start until someone writes to it
             raise AddKeyError(Text("tlog.add_key_unreadable", path=path, error="not a regular file"))
         with open(path, "rb") as file:
-            held = file.read(4097)
+            held = file.read(4 * MOST_KEY_CHARS)  # a key and white space around it: never a whole device
     except OSError as error:
         raise AddKeyError(Text("tlog.add_key_unreadable", path=path, error=error.strerror or str(error))) from None
     try:
@@ -42,7 +42,9 @@ def read_add_key(path: str) -> str:
         key = "\x00"  # not ASCII: not a Bearer token
     if not key:
         raise AddKeyError(Text("tlog.add_key_empty", path=path))
-    if len(held) > 4096 or not BEARER_TOKEN.fullmatch(key):
+    if len(key) > MOST_KEY_CHARS:
+        raise AddKeyError(Text("tlog.add_key_long", path=path, longest=MOST_KEY_CHARS))
+    if not BEARER_TOKEN.fullmatch(key):
         raise AddKeyError(Text("tlog.add_key_character", path=path))
     if len(key) < SHORTEST:
         raise AddKeyError(Text("tlog.add_key_short", path=path, shortest=SHORTEST))
@@ -52,10 +54,8 @@ def read_add_key(path: str) -> str:
 def carries(authorization: str | None, key: str) -> bool:
     """Whether an ``Authorization`` header carries ``key`` as its Bearer token (compared in constant
     time, by digest, so that neither the key's bytes nor its length show in the time taken)."""
-    if authorization is None:
+    offered = offered_key(authorization)
+    if offered is None:
         return False
-    scheme, _, given = authorization.partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    offered = hashlib.sha256(given.strip().encode("utf-8", "surrogateescape")).digest()
-    return hmac.compare_digest(offered, hashlib.sha256(key.encode()).digest())
+    given = hashlib.sha256(offered.encode("utf-8", "surrogateescape")).digest()
+    return hmac.compare_digest(given, hashlib.sha256(key.encode()).digest())

@@ -123,14 +123,15 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _json(self, status: int, document: dict[str, Any], more: dict[str, str] | None = None) -> None:
-        self._send(status, json.dumps(document).encode(), "application/json", more=more)
+    def _json(self, status: int, document: dict[str, Any]) -> None:
+        self._send(status, json.dumps(document).encode(), "application/json")
 
     def _refuse(self, status: int, error: str, more: dict[str, str] | None = None) -> None:
         """A POST answered without its body read: the connection closes, so that no byte of that body
         is ever read as a request of its own."""
         self.close_connection = True
-        self._json(status, {"error": error}, {**(more or {}), "Connection": "close"})
+        body = json.dumps({"error": error}).encode()
+        self._send(status, body, "application/json", more={**(more or {}), "Connection": "close"})
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]

@@ -89,7 +89,8 @@ def test_the_add_key_is_read_whole_and_compared_as_a_bearer_token(tmp_path: Path
     good.write_text("  k3y-of+the/log_~.0123456789==\n")
     assert read_add_key(str(good)) == "k3y-of+the/log_~.0123456789=="
     for text, why in (("\n", "tlog.add_key_empty"), ("two keys-on-one-line\n", "tlog.add_key_character"),
-                      ("é" * 20, "tlog.add_key_character"), ("short-key", "tlog.add_key_short")):  # fmt: skip
+                      ("é" * 20, "tlog.add_key_character"), ("short-key", "tlog.add_key_short"),
+                      ("k" * 257, "tlog.add_key_long")):  # fmt: skip
         (tmp_path / "bad.key").write_text(text)
         with pytest.raises(AddKeyError) as refused:
             read_add_key(str(tmp_path / "bad.key"))
