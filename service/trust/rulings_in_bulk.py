@@ -25,21 +25,24 @@ from service.rulesets.catalogue import Catalogue
 from service.scoring import STEPS, settle_many_by_line
 from service.validation.room_arrays import Seated, read_room
 
-Lines = dict[tuple[str, str | None, int, int], int]
-"""A room's ledger by (step, position, payer, payee), payer and payee by their place in the room."""
-KEYS: Final = frozenset({*STEPS})
-WHERE: Final = frozenset({None, *POSITIONS})
+NAMES: Final[dict[tuple[str, str | None], int]] = {
+    name: k for k, name in enumerate((step, where) for step in STEPS for where in (None, *POSITIONS))
+}
+"""Each (step, position) a line can name, as a number."""
+Line = tuple[int, int, int, int]
+"""An answered line: its (step, position) (:data:`NAMES`), payer and payee by their place in the room, units."""
 
 
 @dataclass
 class _Group:
-    """The rooms of one ruleset and size taken so far (:class:`Seated`): each one's ticket, answered
-    lines and amounts."""
+    """The rooms of one ruleset and size taken so far (:class:`Seated`): each one's ticket and amounts,
+    and their answered lines, flat (``rooms`` gives each line's room by its place in the group)."""
 
     seated: Seated
     tickets: list[int] = field(default_factory=list)
-    lines: list[Lines] = field(default_factory=list)
     amounts: list[int] = field(default_factory=list)
+    rooms: list[int] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
 
     def agreeing(self) -> list[int]:
         rooms, readable, stakes = self.seated.rooms()
@@ -51,18 +54,16 @@ class _Group:
         amounts = np.array(self.amounts, dtype=np.int64).reshape(count, self.seated.size)
         agrees = (units * stakes[:, None] == amounts).all(axis=-1)
         agrees &= readable & ~refused
-        found: list[Lines] = [{} for _ in range(count)]
-        where = np.nonzero(paid)
-        for name, room, payer, payee, value in zip(
-            *(axis.tolist() for axis in where), paid[where].tolist(), strict=True
-        ):
-            step, position = names[name]
-            found[room][step, position, payer, payee] = value
-        return [
-            ticket
-            for ticket, yes, lines, expected in zip(self.tickets, agrees.tolist(), found, self.lines, strict=True)
-            if yes and lines == expected
-        ]
+        place = np.full(len(NAMES), -1, dtype=np.int64)
+        place[[NAMES[name] for name in names]] = np.arange(len(names))
+        lines = np.array(self.lines, dtype=np.int64).reshape(-1, 4)
+        where, room = place[lines[:, 0]], np.array(self.rooms, dtype=np.int64)
+        named = where >= 0
+        agrees[room[~named]] = False  # a line the rules never write
+        answered = np.zeros_like(paid)
+        answered[where[named], room[named], lines[named, 1], lines[named, 2]] = lines[named, 3]
+        agrees &= (answered == paid).all(axis=(0, 2, 3))  # every line in its place, and no other
+        return [ticket for ticket, yes in zip(self.tickets, agrees.tolist(), strict=True) if yes]
 
 
 class Rulings:
@@ -100,8 +101,9 @@ class Rulings:
             group = self.groups[id(ruleset), size] = _Group(Seated(ruleset, size))
         ticket = self.taken
         self.taken += 1
+        group.rooms += [len(group.tickets)] * len(lines)
         group.tickets.append(ticket)
-        group.lines.append(lines)
+        group.lines += lines
         group.amounts += amounts
         group.seated.add(stake, seated)
         return ticket
@@ -118,25 +120,30 @@ class Rulings:
         return found
 
 
-def _lines(ledger: list[Any], ids: list[str], stake: int) -> Lines | None:
-    """An answer's ledger by (step, position, payer, payee); None where two lines share those four, or
-    a line is not one a ledger holds (its amount not its units times the stake, its units not positive)."""
+def _lines(ledger: list[Any], ids: list[str], stake: int) -> list[Line] | None:
+    """An answer's ledger as :data:`Line` each; None where two lines share a step, position, payer and
+    payee, or a line is not one a ledger holds (its amount not its units times the stake, its units not
+    positive)."""
     place = {who: k for k, who in enumerate(ids)}
-    lines: Lines = {}
+    lines: list[Line] = []
+    seen: set[tuple[int, int, int]] = set()
     for each in ledger:
         if type(each) is not dict:
             return None
         line: dict[str, Any] = each
         step, position, units, amount = line.get("step"), line.get("position"), line.get("units"), line.get("amount")
-        payer, payee = place.get(line.get("payer")), place.get(line.get("payee"))  # type: ignore[arg-type]
-        if step not in KEYS or position not in WHERE or payer is None or payee is None:
+        payer, payee = line.get("payer"), line.get("payee")
+        if type(step) is not str or type(payer) is not str or type(payee) is not str:
+            return None
+        if position is not None and type(position) is not str:
+            return None
+        name, paying, paid = NAMES.get((step, position)), place.get(payer), place.get(payee)
+        if name is None or paying is None or paid is None or (name, paying, paid) in seen:
             return None
         if type(units) is not int or units <= 0 or type(amount) is not int or amount != units * stake:
             return None
-        key = (step, position, payer, payee)
-        if key in lines:
-            return None
-        lines[key] = units
+        seen.add((name, paying, paid))
+        lines.append((name, paying, paid, units))
     return lines
 
 
