@@ -71,11 +71,10 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
     (this process, the compiled modules if built), against the whole check of the same receipts."""
     import json
 
-    import orjson
-
     from service.rulesets.catalogue import builtin_catalogue
     from service.support.strict_json import loads
     from service.trust.receipt_lines import ReceiptLines
+    from service.trust.receipt_reading import read_receipt, read_signed_answer
     from service.trust.receipts import _ledger, rescorer
     from service.trust.rulings_in_bulk import Rulings
     from service.trust.signing import room_digest
@@ -117,17 +116,19 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
     print(f"  {'  of which the rules applied again, in arrays':<52}: {arrays:6.1f} us")
     whole = each("the whole check, one receipt at a time", lambda k: checker(lines[k]))
     parts = [
-        each("read the receipt (strict JSON)", lambda k: loads(lines[k])),
+        each("read the receipt (its shape, then orjson)", lambda k: read_receipt(lines[k])),
         each("content digest (SHA-256 of the answer)", lambda k: hashlib.sha256(receipts[k]["response"]["body"].encode()).digest()),
         each("signature (base written here, libsodium)", lambda k: checker.keys.verify(
             receipts[k]["response"]["status"], headers[k], b"", jwks, "/v1/score")),
         each("read the request (strict JSON)", lambda k: loads(receipts[k]["request"]["body"])),
-        each("read the answer (orjson: its signature checked)", lambda k: orjson.loads(bodies[k])),
+        each("the answer's body as bytes (UTF-8)", lambda k: receipts[k]["response"]["body"].encode()),
+        each("read the answer (the members checked: msgspec)", lambda k: read_signed_answer(bodies[k])),
         each("room digest (canonical JSON, SHA-256)", lambda k: room_digest(requests[k])),
         each("the rules applied again, room by room", lambda k: rescore("/v1/score", requests[k], answers[k])),
         each("  of which the answer's ledger read for comparison", lambda k: _ledger(answers[k])),
     ]  # fmt: skip
     print(f"  {'the rest (shape, rooms, money, records)':<52}: {whole - sum(parts[:-1]):6.1f} us")
+    each("(the line read strictly, as one not compact is)", lambda k: loads(lines[k]))
 
 
 def main() -> None:

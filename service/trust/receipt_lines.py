@@ -16,7 +16,8 @@ from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
-from service.trust.receipts import ReceiptFault, check, rescorer, rooms_ruled
+from service.trust.receipt_reading import read_receipt
+from service.trust.receipts import Checked, ReceiptFault, check, rescorer, rooms_ruled
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest
@@ -98,13 +99,20 @@ class ReceiptLines:
         self.rescore = rescorer(catalogue)
         self.language = language
         self.log = log
+        self.in_arrays = 0
+        """How many rulings :meth:`many` found agreeing in the arrays (the rest were checked room by room)."""
+        self.verdicts: dict[Checked, str] = {}
+        """Each verdict's words, as said once: a run's verified receipts say a few things, a million times."""
 
-    def record(self, code: str | None, said: Text, round_id: Any = None, money: int | None = None) -> dict[str, Any]:
+    def record(
+        self, code: str | None, said: Text | str, round_id: Any = None, money: int | None = None
+    ) -> dict[str, Any]:
+        """``said``: what the message says, or its words in :attr:`language` already."""
         return {
             "round_id": round_id,
             "verified": code is None,
             "code": code,
-            "message": said.render(self.language),
+            "message": said.render(self.language) if isinstance(said, Text) else said,
             "money": money,
             "key_id": None,
         }
@@ -140,6 +148,7 @@ class ReceiptLines:
 
         checked = [self._check(text, later(number)) for number, text in enumerate(texts)]
         agreeing = rulings.agreeing()
+        self.in_arrays += len(agreeing)
         for number, taken in tickets.items():
             if not agreeing.issuperset(taken):
                 checked[number] = self(texts[number])
@@ -147,7 +156,7 @@ class ReceiptLines:
 
     def _check(self, text: bytes, rescore: Callable[[str, Any, Any], bool | None]) -> tuple[dict[str, Any], Rooms]:
         try:
-            receipt = loads(text)
+            receipt = read_receipt(text)
         except BadDocument as error:
             why = error.args[0]
             return self.record(UNREADABLE, Text("receipts.fault", check=Text("receipts.check_shape"), why=why)), ()
@@ -167,7 +176,10 @@ class ReceiptLines:
                 seen["round_id"], seen["money"] = _round_id_of(receipt), _money_of(receipt)
             record = self.record(code, fault.says(), seen["round_id"], seen["money"])
             return record, ()
-        record = self.record(None, checked.verdict(), seen["round_id"], seen["money"])
+        said = self.verdicts.get(checked)
+        if said is None:  # a run's verdicts are a few: one a key, route and way of checking
+            said = self.verdicts[checked] = checked.verdict().render(self.language)
+        record = self.record(None, said, seen["round_id"], seen["money"])
         record["key_id"] = checked.key_id
         if self.log is not None:
             index: LogIndex | None = self.log[0]

@@ -103,20 +103,6 @@ def _digest_matches(headers: Mapping[str, str], body: bytes) -> None:
         raise ReceiptFault("content_digest", Text("receipts.why_digest_differs"))
 
 
-def _signed_answer(body: bytes) -> Any:
-    """An answer whose signature checked: the service's own writing, which never gives a key twice nor a
-    number strict_json refuses, so orjson reads it as strict_json does, 2.5 times faster on a month of
-    receipts (bench/receipts.py --stages); what orjson refuses goes to strict_json, for its words."""
-    import orjson
-
-    from service.support.strict_json import loads
-
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return loads(body)
-
-
 def _answer_fits_route(path: str, status: int, answer: Any) -> None:
     """An answer of 200 has its route's shape: a score answer's ledger, a verify answer's verdict (or
     its receipt's checks), a batch's results. The signature covers the route too, except on answers
@@ -228,9 +214,10 @@ def check(
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
     from service.support.strict_json import BadDocument, loads
+    from service.trust.receipt_reading import read_signed_answer
 
     try:
-        request, answer = loads(request_body), _signed_answer(body)
+        request, answer = loads(request_body), read_signed_answer(body)
     except BadDocument:
         raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
     if read is not None:
