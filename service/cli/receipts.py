@@ -65,13 +65,13 @@ def for_receipts(where: str | None, vkey: str | None, language: Language) -> tup
     """``receipts verify --log WHERE --log-key VKEY``: the log's tree read whole and checked, as an index,
     and its verifier key (the index None with ``--log-key`` alone: the proofs receipts carry are checked,
     with no network); None without either; an exit status after saying why it cannot be read."""
+    if where is None and vkey is None:
+        return None  # before the imports: the log's reader brings urllib and ssl, 20 ms of a run's start
     from service.transparency.note import NoteError
     from service.transparency.reading import latest, reader
     from service.transparency.tiles import TiledTree, TreeFault
     from service.trust.ruling_log import LogIndex
 
-    if where is None and vkey is None:
-        return None
     if vkey is None:
         say("receipts verify", "tlog.needs_log_key", language)
         return EXIT_USAGE
