@@ -95,12 +95,15 @@ class Shared(NamedTuple):
 
 @dataclass
 class Inputs:
-    """The receipts of every file, numbered ``(file, line)``; each file's SHA-256 taken as it is read.
-    With ``jobs`` > 1, a JSON-lines file goes to the workers as spans (:mod:`service.bulk.spans`)."""
+    """The receipts of every file, numbered ``(file, line)``; with ``hashed``, each file's SHA-256 taken
+    as it is read (the report names its inputs so; a hash costs a month's run 3%, so only a run with a
+    report takes it). With ``jobs`` > 1, a JSON-lines file goes to the workers as spans
+    (:mod:`service.bulk.spans`)."""
 
     files: list[str]
     sha256: list[str] = field(default_factory=list)
     jobs: int = 1
+    hashed: bool = True
 
     def chunks(self) -> Iterator[list[Numbered] | Shared]:
         """The receipts a worker's share at a time: up to :data:`CHUNK` of them or :data:`CHUNK_BYTES`."""
@@ -123,14 +126,15 @@ class Inputs:
 
         for index, path in enumerate(self.files):
             digest = hashlib.sha256()
+            seen = digest.update if self.hashed else None
             if self.jobs > 1 and path != "-" and holds_lines(path):
-                for span in spans(path, CHUNK, digest.update, CHUNK_BYTES, self.jobs):
+                for span in spans(path, CHUNK, seen, CHUNK_BYTES, self.jobs):
                     yield Shared(index, span)
                 self.sha256.append(digest.hexdigest())
                 continue
             with open(path, "rb") if path != "-" else os.fdopen(os.dup(sys.stdin.fileno()), "rb") as source:
                 if holds_lines(path):
-                    for number, line in enumerate(capped(source, seen=digest.update), start=1):
+                    for number, line in enumerate(capped(source, seen=seen), start=1):
                         if isinstance(line, Overlong) or line.strip():
                             yield index, number, line
                 else:
@@ -139,7 +143,7 @@ class Inputs:
                     while more := source.read(1 << 20):  # past the cap: hashed, never kept
                         digest.update(more)
                     yield index, 1, whole if len(whole) <= WHOLE_FILE_BYTES else Overlong(len(whole), WHOLE_FILE_BYTES)
-            self.sha256.append(digest.hexdigest())
+            self.sha256.append(digest.hexdigest() if self.hashed else "")
 
 
 _checker: Checker | None = None
@@ -212,11 +216,13 @@ def run(
     write: Callable[[str, Record], None],
     language: Language = "en",
     progress: Any = None,
+    hashed: bool = True,
 ) -> Run:
     """Check every receipt of ``files`` (:func:`inputs`) with what ``make`` makes (once a worker), then
-    give each record to ``write(file, record)`` in input order (its ``line`` set); a summary comes back."""
+    give each record to ``write(file, record)`` in input order (its ``line`` set); a summary comes back,
+    with each file's SHA-256 where ``hashed`` (else "")."""
     started = time.perf_counter()
-    source = Inputs(files, jobs=jobs)
+    source = Inputs(files, jobs=jobs, hashed=hashed)
     index = RoundIndex()
     with tempfile.TemporaryFile(prefix="maubinh-receipts-") as spool:
         with mapped(_check_chunk, source.chunks(), jobs, _start, (make,)) as results:

@@ -94,7 +94,7 @@ def verify_many(
 
     progress = _progress(files, language)
     try:
-        done = run(files, lambda: checker, args.jobs, write, language, progress)
+        done = run(files, lambda: checker, args.jobs, write, language, progress, hashed=args.report is not None)
     except OSError as error:
         say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
         return EXIT_USAGE
