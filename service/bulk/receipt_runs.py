@@ -233,11 +233,15 @@ def run(
                     progress.update(count)
         suspects = index.suspects()
         spool.seek(0)
-        found = rerolled(
-            (round_id, digest, (f, n))
-            for f, n, _, rooms in map(orjson.loads, spool)
-            for round_id, digest in rooms
-            if is_suspect(round_id, suspects)
+        found = (
+            rerolled(
+                (round_id, digest, (f, n))
+                for f, n, _, rooms in map(orjson.loads, spool)
+                for round_id, digest in rooms
+                if is_suspect(round_id, suspects)
+            )
+            if suspects  # most months: no round named twice, and no need to read the spool twice
+            else {}
         )
         done = Run(source.files, source.sha256, rerolled=found)
         spool.seek(0)
