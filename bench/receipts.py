@@ -8,7 +8,8 @@ Figures (medians over rounds; the commands run in turns, start-up included):
 - `--jobs 2` against `--jobs 1` (goal >= 1.6x);
 - the peak RSS of the largest process on the month and on a month four times as long (memory bounded:
   it must not grow with the input).
-Run: .venv/bin/python bench/receipts.py [--receipts N] [--rounds R]
+Run: .venv/bin/python bench/receipts.py [--receipts N] [--rounds R] [--against OTHER]
+(OTHER: another build's source tree, compiled, say a git worktree: its --jobs 1 in the same turns)
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from explained import launcher
 from receipt_month import write_month
 
 MAUBINH = str(Path(sys.executable).with_name("maubinh"))
@@ -136,7 +139,9 @@ def main() -> None:
     parser.add_argument("--receipts", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="where a receipt's time goes, and no more")
+    parser.add_argument("--against", metavar="OTHER", help="another build (a source tree): its --jobs 1 too, in turns")
     args = parser.parse_args()
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # a source tree without bytecode caches compiles at each start
     work = Path(tempfile.mkdtemp())
     month, keys, _ = write_month(work / "month", args.receipts)
     if args.stages:
@@ -145,7 +150,7 @@ def main() -> None:
         return
     lines = len(month.read_bytes().splitlines())
     verify = [MAUBINH, "receipts", "verify", "--keys", str(keys), "--format", "jsonl"]
-    floor, one, two, cpu1, cpu2 = [], [], [], [], []
+    floor, one, two, cpu1, cpu2, theirs = [], [], [], [], [], []
     load = os.getloadavg()[0]
     for _ in range(args.rounds):  # in turns, so a change in the host's load falls on each alike
         floor.append(nacl_rate())
@@ -153,6 +158,8 @@ def main() -> None:
             seconds, cpu = timed([*verify, "--jobs", jobs, str(month)])
             runs.append(seconds)
             cpus.append(cpu)
+        if args.against:
+            theirs.append(timed([*launcher(args.against), *verify[1:], "--jobs", "1", str(month)])[0])
     nacl, s1, s2 = statistics.median(floor), statistics.median(one), statistics.median(two)
     c1, c2 = statistics.median(cpu1), statistics.median(cpu2)
     rate1, rate2 = lines / s1, lines / s2
@@ -169,6 +176,11 @@ def main() -> None:
           f"{rate1 / nacl:.3f}x PyNaCl (goal >= 0.30x)")  # fmt: skip
     print(f"receipts verify --jobs 2                 : {rate2:>9,.0f} receipts/s ({s2:.2f} s): "
           f"{s1 / s2:.2f}x --jobs 1 (goal >= 1.6x)")  # fmt: skip
+    if theirs:
+        other = statistics.median(theirs)
+        each = [t / o for t, o in zip(theirs, one, strict=True)]
+        print(f"{args.against} --jobs 1: {lines / other:>9,.0f} receipts/s ({other:.2f} s): "
+              f"{lines / other / nacl:.3f}x PyNaCl; ours {other / s1:.2f}x as fast (rounds {min(each):.2f}-{max(each):.2f})")  # fmt: skip
     print(f"CPU a receipt, start-up included: --jobs 1 {c1 / lines * 1e6:,.0f} us, --jobs 2 {c2 / lines * 1e6:,.0f} us "
           f"(both workers and the parent); --jobs 2 had {c2 / s2:.2f} cores of the 2")  # fmt: skip
     print(f"peak RSS, --jobs 1: {small / 1024:.0f} MiB on {lines:,} receipts, {large / 1024:.0f} MiB on {4 * lines:,} "
