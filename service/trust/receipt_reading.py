@@ -52,7 +52,7 @@ def read_receipt(text: bytes) -> Any:
         envelope = _ENVELOPE.decode(text)
         if _ENCODER.encode(envelope) == text and all(len(name) <= MAX_KEY_CHARS for name in envelope.response.headers):
             return orjson.loads(text)  # strict, as shown: read by orjson, which reads long strings fastest
-    except (msgspec.DecodeError, orjson.JSONDecodeError):
+    except (msgspec.DecodeError, orjson.JSONDecodeError, UnicodeDecodeError):  # msgspec's, for a header not UTF-8
         pass
     return loads(text)
 

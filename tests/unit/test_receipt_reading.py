@@ -10,6 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from receipt_month import Maker, room
 
 from service.support import strict_json
@@ -47,6 +49,7 @@ VARIANTS: dict[str, bytes] = {
     "a key escaped": LINE.replace(b'"method":', b'"m\\u0065thod":', 1),
     "a lone surrogate in a body": LINE.replace(b'"body":"{', b'"body":"\\ud800{', 1),
     "a byte that is no UTF-8": LINE.replace(b'"body":"{', b'"body":"\xff{', 1),
+    "a header that is no UTF-8": LINE.replace(b'"content-type":"', b'"content-type":"\xff', 1),
     "a header name past the key cap": LINE.replace(b'"headers":{', b'"headers":{"' + b"x" * 300 + b'":"1",', 1),
     "a byte order mark": b"\xef\xbb\xbf" + LINE,
     "more after the receipt": LINE + b" {}",
@@ -118,3 +121,31 @@ def test_an_answer_of_another_shape_is_read_whole() -> None:
         assert read_signed_answer(orjson.dumps(other)) == other
     with pytest.raises(BadDocument):
         read_signed_answer(b"{not json")
+
+
+TOKENS = (
+    b'"',
+    b"\\",
+    b"\\u0041",
+    b"\\ud800",
+    b",",
+    b":",
+    b"{",
+    b"}",
+    b" ",
+    b"1.0",
+    b"\xff",
+    b"\xc3\xa9",
+    b'"body":"x"',
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(LINE)), st.integers(0, 3), st.sampled_from(TOKENS)), max_size=3))
+def test_a_receipt_edited_anywhere_reads_as_the_strict_reader_reads_it(edits: list[tuple[int, int, bytes]]) -> None:
+    """Each edit cuts up to 3 bytes at a place and puts a token there: whatever the line becomes, the
+    quick reading is the strict one."""
+    text = LINE
+    for at, cut, token in edits:
+        text = text[:at] + token + text[at + cut :]
+    assert _read(read_receipt, text) == _read(strict_json.loads, text)
