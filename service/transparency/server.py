@@ -151,22 +151,39 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_HEAD = do_GET  # noqa: N815
 
-    def do_POST(self) -> None:
+    def _refusal(self) -> tuple[int, str, dict[str, str]] | None:
+        """Why a POST is refused before its body is read (its route, its key, its length), if it is."""
         if self.path != "/add":
-            return self._refuse(404, "entries are added with POST /add")
+            return 404, "entries are added with POST /add", {}
         if self.server.add_key is not None and not carries(self.headers.get("Authorization"), self.server.add_key):
-            return self._refuse(
+            return (
                 401,
                 f"POST /add needs the log's add key: Authorization: Bearer <key> ({ADD_KEY_FILE_ENV})",
                 {"WWW-Authenticate": 'Bearer realm="maubinh-log"'},
             )
         length = self.headers.get("Content-Length")
         if length is None or not CONTENT_LENGTH.fullmatch(length):
-            return self._refuse(411, "POST /add needs a Content-Length")
+            return 411, "POST /add needs a Content-Length", {}
         if int(length) > MAX_ADD_BYTES:
-            return self._refuse(413, f"a bundle of at most {MAX_ADD_BYTES} bytes")
+            return 413, f"a bundle of at most {MAX_ADD_BYTES} bytes", {}
+        return None
+
+    def handle_expect_100(self) -> bool:
+        """A client that waits for ``100 Continue`` before its body (RFC 9110 §10.1.1) is answered the
+        refusal instead, if its POST is refused: it never sends a body that would not be read."""
+        refused = self._refusal() if self.command == "POST" else None
+        if refused is None:
+            return super().handle_expect_100()
+        self._refuse(*refused)
+        return False
+
+    def do_POST(self) -> None:
+        refused = self._refusal()
+        if refused is not None:
+            return self._refuse(*refused)
+        length = int(self.headers["Content-Length"])
         try:
-            entries = unbundle(self.rfile.read(int(length)))
+            entries = unbundle(self.rfile.read(length))
         except TreeFault as fault:
             return self._json(400, {"error": f"the body is not an entry bundle: {fault.args[0]}"})
         if not entries:

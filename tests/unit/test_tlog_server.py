@@ -1,5 +1,6 @@
 """The log's HTTP server under clients that misbehave: connections bounded in number and in idle time,
-a refused POST's body never read as a request, a Content-Length only of ASCII digits."""
+a refused POST's body never read as a request, a Content-Length only of ASCII digits, a client that
+waits for 100 Continue answered its refusal instead (open, and with an add key)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from service.transparency.note import Signer
 from service.transparency.server import LogServer
 from service.transparency.stores import FolderStore
 
+KEY = "k" * 32
 
-@pytest.fixture
-def log(tmp_path: Path) -> Iterator[LogServer]:
+
+@pytest.fixture(params=[None, KEY], ids=["open", "keyed"])
+def log(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[LogServer]:
     signer = Signer("maubinh.test/log", bytes(range(32)))
     server = LogServer(
-        ("127.0.0.1", 0), FolderStore(tmp_path / "log"), signer, "maubinh.test/log", 0.2,
+        ("127.0.0.1", 0), FolderStore(tmp_path / "log"), signer, "maubinh.test/log", 0.2, request.param,
         most_connections=3, idle_seconds=0.5,
     )  # fmt: skip
     serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -75,8 +78,28 @@ def test_connections_past_the_most_are_closed_unanswered_and_idle_ones_time_out(
 def test_a_refused_posts_body_is_never_read_as_a_request(log: LogServer) -> None:
     smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
     for path, headers in (("/add/", f"Content-Length: {len(smuggled)}\r\n"), ("/add", "Content-Length: \u00b2\r\n")):
-        request = f"POST {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode("latin-1") + smuggled
+        request = f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n{headers}\r\n"
+        request = request.encode("latin-1") + smuggled
         answered = exchange(log, request)
         assert answered.count(b"HTTP/1.1 ") == 1, answered  # one answer, then the connection closed
         assert b"Connection: close" in answered
         assert answered.startswith(b"HTTP/1.1 404" if path == "/add/" else b"HTTP/1.1 411")
+
+
+def test_a_client_waiting_to_send_its_body_is_answered_the_refusal_first(log: LogServer) -> None:
+    def head(headers: str) -> bytes:
+        return f"POST /add HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n{headers}\r\n".encode()
+
+    keyed = f"Authorization: Bearer {KEY}\r\n"
+    refused = {"Content-Length: 10\r\n": 401} if log.add_key else {}
+    refused[keyed + f"Content-Length: {10**9}\r\n"] = 413
+    refused[keyed + "Content-Length: x\r\n"] = 411
+    for headers, status in refused.items():
+        answered = exchange(log, head(headers))  # no body sent: the log closes the connection once it has said why
+        assert answered.startswith(f"HTTP/1.1 {status}".encode()), answered
+        assert b"100 Continue" not in answered
+    with socket.create_connection(address(log), timeout=5) as connection:
+        connection.sendall(head(keyed + "Content-Length: 3\r\n"))
+        assert connection.recv(65536).startswith(b"HTTP/1.1 100 Continue\r\n")
+        connection.sendall(b"abc")
+        assert connection.recv(65536).startswith(b"HTTP/1.1 400")  # read, and not an entry bundle
