@@ -159,7 +159,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         return EXIT_REJECTED
     proofs = []
     for k, ruling in enumerate(rulings):
-        at = index.indexes.get(leaf_hash(ruling)[:16])
+        at = index.at(leaf_hash(ruling))
         if at is None:
             say("log proof", "tlog.not_found", language, ruling=k, size=checkpoint.size)
             return EXIT_REJECTED

@@ -6,6 +6,7 @@ found in the log, missing from it past the merge delay, or proven by the proofs 
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -117,7 +118,7 @@ def test_a_receipts_ruling_is_found_missing_past_the_merge_delay_or_proven(tmp_p
     read = reader(str(tmp_path / "with"))
     checkpoint = latest(read, SIGNER.verifier)
     index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
-    assert index.indexes[leaf_hash(ruling)[:16]] == 9
+    assert index.at(leaf_hash(ruling)) == 9
     assert in_log(receipt, request, index, SIGNER.verifier).code is None
     proof = prove_inclusion(read, checkpoint, 9).text()
     carried = {**receipt, "log": {"proofs": [proof]}}
@@ -126,3 +127,20 @@ def test_a_receipts_ruling_is_found_missing_past_the_merge_delay_or_proven(tmp_p
     assert in_log(bad, request, None, SIGNER.verifier).code == "bad_log_proof"
     other = Signer(ORIGIN, bytes(32)).verifier
     assert in_log(carried, request, None, other).code == "bad_log_proof"
+
+
+def test_an_index_finds_each_entry_by_its_leaf_hash_the_last_of_two_alike() -> None:
+    """Kept as 16 bytes each and sorted: a hash ending in zero bytes (which numpy drops from an item read
+    alone) found as well as any other, one differing only there not found, the later of two alike given."""
+    rng = random.Random(9)
+    hashes = [rng.randbytes(16) for _ in range(500)]
+    hashes[7] = hashes[3][:15] + b"\x00"
+    hashes[11] = hashes[3][:14] + b"\x00\x00"
+    hashes[400] = hashes[20]  # the same entry twice: the later index, as a dict of them gave
+    index = LogIndex(len(hashes), bytearray(b"".join(hashes)))
+    expected = {h: k for k, h in enumerate(hashes)}
+    for leaf, at in expected.items():
+        assert index.at(leaf + rng.randbytes(16)) == at
+    assert index.at(hashes[3][:15] + b"\x01" + bytes(16)) is None
+    assert index.at(hashes[3][:14] + b"\x00\x01" + bytes(16)) is None
+    assert index.at(bytes(32)) is None and index.at(b"\xff" * 32) is None
