@@ -3,7 +3,7 @@
 What checks one receipt is the trust side's (``service.trust.receipt_lines``, given here as a factory
 the workers call, so the bulk side knows no receipt); this module reads the inputs, each line capped
 (:mod:`service.bulk.lines`), shares them between the workers (:mod:`service.bulk.workers`), and finds
-the rounds ruled on two rooms (:mod:`service.bulk.rerolls`). A receipt's verdict can depend on one read
+the rounds ruled on two rooms (:mod:`service.support.rerolls`). A receipt's verdict can depend on one read
 later (a re-roll), so each record goes to a spool file on disk as it comes, and is written out, in
 input order, once every receipt is read: memory holds a chunk of lines and 16 bytes a round, never the
 receipts.
@@ -24,9 +24,9 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
-from service.bulk.rerolls import RoundIndex, is_suspect, rerolled
 from service.bulk.spans import Span, span_lines, spans
 from service.bulk.workers import mapped
+from service.support.rerolls import RoundIndex, is_suspect, rerolled
 from service.texts import Language, Text
 
 LINES_SUFFIXES = (".jsonl", ".ndjson")

@@ -117,8 +117,8 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
     from service.cli.receipts import _read_keys
     from service.transparency.note import NoteError
     from service.transparency.reading import latest, reader
-    from service.transparency.tiles import TiledTree, TreeFault
-    from service.trust.ruling_log import Findings, LogIndex
+    from service.transparency.tiles import WIDTH, TiledTree, TreeFault, check_tree
+    from service.trust.ruling_log import Findings
     from service.trust.signing import KeySet
 
     try:
@@ -126,11 +126,14 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
         read = reader(args.log)
         checkpoint = latest(read, verifier_of(args.vkey))
         findings = Findings()
-        LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root, lambda at, e: findings.see(at, e, keys))
+        for at, entry in check_tree(TiledTree(read, checkpoint.size), checkpoint.root):
+            findings.see(at, entry, keys)
+        again = TiledTree(read, checkpoint.size)  # for the few entries read twice, its tiles read anew
+        report = findings.report(lambda at: again.entries(at // WIDTH)[at % WIDTH])
     except (NoteError, TreeFault, OSError, ValueError) as error:
         say_log_fault("log monitor", "tlog.unreadable", language, error)
         return EXIT_REJECTED
-    report = findings.report() | {"checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex()}}
+    report |= {"checkpoint": {"size": checkpoint.size, "root": checkpoint.root.hex()}}
     print(json.dumps(report, indent=1))
     twice, unknown = len(report["rounds_scored_twice"]), sum(map(len, report["unknown_keys"].values()))
     said = {"twice": twice, "unknown": unknown, "unreadable": len(report["unreadable_entries"])}

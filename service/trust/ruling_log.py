@@ -10,13 +10,15 @@ receipt, so a receipt's rulings are found in the log by their leaf hashes.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
 
+from service.support.rerolls import RoundIndex, rerolled
 from service.texts import Text
 from service.transparency.merkle import ProofError, leaf_hash
 from service.transparency.note import NoteError, Verifier
@@ -83,10 +85,9 @@ class LogIndex:
     _sorted: tuple[Any, Any] | None = None
 
     @classmethod
-    def of(cls, tree: TiledTree, root: bytes, seen: Any = None) -> LogIndex:
-        """``seen(index, entry)``, if given, is shown each entry (the monitor reads them so)."""
+    def of(cls, tree: TiledTree, root: bytes) -> LogIndex:
         index = cls(tree.size)
-        for at, entry in check_tree(tree, root):
+        for _, entry in check_tree(tree, root):
             index.hashes += leaf_hash(entry)[:KEPT]
             try:
                 created = orjson.loads(entry).get("created")
@@ -94,8 +95,6 @@ class LogIndex:
                 created = None
             if type(created) is int and created > index.latest:
                 index.latest = created
-            if seen is not None:
-                seen(at, entry)
         return index
 
     def at(self, leaf: bytes) -> int | None:
@@ -160,32 +159,52 @@ def in_log(receipt: Mapping[str, Any], request: Any, index: LogIndex | None, ver
 @dataclass
 class Findings:
     """What a monitor found reading every entry: rounds ruled on more than one room, rulings signed by a
-    key not in the published set, entries that are no statement."""
+    key not in the published set, entries that are no statement. Each ruling that names a round is
+    noted in 24 bytes (:class:`RoundIndex`, and its entry's index), so a log of any size is watched in
+    bounded memory; the few rounds that may be ruled twice are read again, exactly, for the report."""
 
     entries: int = 0
-    rooms: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    where: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    rounds: RoundIndex = field(default_factory=RoundIndex)
+    at: array[int] = field(default_factory=lambda: array("Q"))
     unknown_keys: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     unreadable: list[int] = field(default_factory=list)
 
     def see(self, at: int, entry: bytes, keys: Iterable[str] | None) -> None:
         self.entries += 1
-        try:
-            read = orjson.loads(entry)
-            round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
-        except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        read = _statement(entry)
+        if read is None:
             self.unreadable.append(at)
             return
+        round_id, room, keyid = read
         if isinstance(round_id, str):
-            self.rooms[round_id].add(room)
-            self.where[round_id].append(at)
+            self.rounds.add(((round_id, room),))
+            self.at.append(at)
         if keys is not None and keyid not in keys:
             self.unknown_keys[str(keyid)].append(at)
 
-    def report(self) -> dict[str, Any]:
-        twice = {r: {"rooms": sorted(d), "entries": self.where[r]} for r, d in self.rooms.items() if len(d) > 1}
+    def report(self, entry: Callable[[int], bytes]) -> dict[str, Any]:
+        """``entry(index)`` reads an entry again: those of the rounds whose hashes hold two rooms."""
+        rooms = []
+        for at in sorted(self.at[k] for k in self.rounds.noted(self.rounds.suspects())):
+            read = _statement(entry(at))
+            if read is not None and isinstance(read[0], str):
+                rooms.append((read[0], read[1], at))
+        twice = {
+            round_id: {"rooms": sorted({room for room, _ in held}), "entries": [at for _, at in held]}
+            for round_id, held in rerolled(rooms).items()
+        }
         return {"entries": self.entries, "rounds_scored_twice": twice, "unknown_keys": dict(self.unknown_keys),
                 "unreadable_entries": self.unreadable}  # fmt: skip
+
+
+def _statement(entry: bytes) -> tuple[Any, str, Any] | None:
+    """An entry's round id, room digest and key id, or None where it is no statement."""
+    try:
+        read = orjson.loads(entry)
+        round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
+    except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+        return None
+    return (round_id, room, keyid) if isinstance(room, str) else None
 
 
 __all__ = ["BAD_LOG_PROOF", "MERGE_DELAY", "NOT_IN_LOG", "Findings", "InLog", "LogIndex", "TreeFault", "in_log"]

@@ -144,3 +144,36 @@ def test_an_index_finds_each_entry_by_its_leaf_hash_the_last_of_two_alike() -> N
     assert index.at(hashes[3][:15] + b"\x01" + bytes(16)) is None
     assert index.at(hashes[3][:14] + b"\x00\x01" + bytes(16)) is None
     assert index.at(bytes(32)) is None and index.at(b"\xff" * 32) is None
+
+
+def test_the_monitor_notes_each_ruling_in_a_few_bytes_and_reads_again_only_the_rounds_ruled_twice() -> None:
+    from service.trust.ruling_log import Findings, statement
+
+    def ruling(round_id: str | None, room: str, keyid: str = "k1") -> bytes:
+        return statement(round_id, room, "sha-256=:x:", keyid, 1796083200, "/v1/score")
+
+    log = [ruling(f"r-{k}", f"sha256:{k:064x}") for k in range(300)]
+    log[10] = ruling("r-3", "sha256:" + "3".rjust(64, "0"))  # r-3 sent again, the same room: a retry
+    log[20] = ruling("r-5", "sha256:" + "f" * 64)  # r-5 on another room: a re-roll
+    log[30] = ruling("r-9", "sha256:" + "9".rjust(64, "0"), keyid="stranger")
+    log[40] = b'{"round_id": "r-40", "room_digest": ["not", "a", "digest"], "keyid": "k1"}'
+    log[50] = b"not a statement"
+    log[60] = ruling(None, "sha256:" + "e" * 64)  # a ruling that names no round
+    findings = Findings()
+    for at, entry in enumerate(log):
+        findings.see(at, entry, {"k1"})
+    read_again: list[int] = []
+
+    def entry(at: int) -> bytes:
+        read_again.append(at)
+        return log[at]
+
+    report = findings.report(entry)
+    assert report["entries"] == 300
+    assert report["rounds_scored_twice"] == {
+        "r-5": {"rooms": sorted(["sha256:" + "5".rjust(64, "0"), "sha256:" + "f" * 64]), "entries": [5, 20]}
+    }
+    assert read_again == [5, 20]  # only the re-rolled round's entries are read again
+    assert report["unknown_keys"] == {"stranger": [30]}
+    assert report["unreadable_entries"] == [40, 50]
+    assert len(findings.rounds.rounds) == 300 - 3  # 8 bytes a round, 8 a room, no text kept
