@@ -126,7 +126,7 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
         read = reader(args.log)
         checkpoint = latest(read, verifier_of(args.vkey))
         findings = Findings()
-        for at, entry in check_tree(TiledTree(read, checkpoint.size), checkpoint.root):
+        for at, entry in check_tree(TiledTree(read, checkpoint.size, keep_all=False), checkpoint.root):
             findings.see(at, entry, keys)
         again = TiledTree(read, checkpoint.size)  # for the few entries read twice, its tiles read anew
         report = findings.report(lambda at: again.entries(at // WIDTH)[at % WIDTH])
@@ -156,7 +156,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         rulings, _ = receipt_statements(receipt, request)
         read = reader(args.log)
         checkpoint = latest(read, verifier_of(args.vkey))
-        index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
+        index = LogIndex.of(TiledTree(read, checkpoint.size, keep_all=False), checkpoint.root)
     except (BadDocument, NoteError, TreeFault, OSError, ValueError, KeyError, TypeError) as error:
         say_log_fault("log proof", "tlog.unreadable", language, error)
         return EXIT_REJECTED

@@ -81,7 +81,7 @@ def for_receipts(where: str | None, vkey: str | None, language: Language) -> tup
             return None, verifier
         read = reader(where)
         checkpoint = latest(read, verifier)
-        return LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), verifier
+        return LogIndex.of(TiledTree(read, checkpoint.size, keep_all=False), checkpoint.root), verifier
     except (NoteError, TreeFault, OSError, ValueError) as error:
         say_log_fault("receipts verify", "tlog.unreadable", language, error)
         return EXIT_USAGE

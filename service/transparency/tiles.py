@@ -84,10 +84,12 @@ def tile_root(hashes: bytes) -> bytes:
 
 class TiledTree:
     """A tree of ``size`` leaves read from its tiles: the hash of any complete subtree, so its root and
-    any proof (:mod:`service.transparency.merkle`). Tiles read are kept."""
+    any proof (:mod:`service.transparency.merkle`). Tiles read are kept; with ``keep_all`` False (a walk
+    through every entry, :func:`check_tree`), only the last one read at each level, since a whole log's
+    tiles are 32 bytes an entry."""
 
-    def __init__(self, read: Read, size: int) -> None:
-        self.read, self.size = read, size
+    def __init__(self, read: Read, size: int, keep_all: bool = True) -> None:
+        self.read, self.size, self.keep_all = read, size, keep_all
         self._tiles: dict[tuple[int, int], bytes] = {}
 
     def tile(self, level: int, n: int) -> bytes:
@@ -99,6 +101,9 @@ class TiledTree:
             data = self.read(path)
             if data is None or len(data) != width * HASH_SIZE:
                 raise TreeFault(f"{path} is missing or not {width} hashes")
+            if not self.keep_all:
+                for kept in [key for key in self._tiles if key[0] == level]:
+                    del self._tiles[kept]
             self._tiles[level, n] = data
         return self._tiles[level, n]
 

@@ -177,3 +177,20 @@ def test_the_monitor_notes_each_ruling_in_a_few_bytes_and_reads_again_only_the_r
     assert report["unknown_keys"] == {"stranger": [30]}
     assert report["unreadable_entries"] == [40, 50]
     assert len(findings.rounds.rounds) == 300 - 3  # 8 bytes a round, 8 a room, no text kept
+
+
+def test_a_walk_through_every_entry_keeps_a_tile_a_level_and_reads_each_once(tmp_path: Path) -> None:
+    given = entries(700)  # three level-0 tiles, one level-1
+    grow(tmp_path, given, steps=7)
+    read = reader(str(tmp_path))
+    checkpoint = latest(read, SIGNER.verifier)
+    asked: list[str] = []
+
+    def counted(path: str) -> bytes | None:
+        asked.append(path)
+        return read(path)
+
+    tree = TiledTree(counted, checkpoint.size, keep_all=False)
+    assert [entry for _, entry in check_tree(tree, checkpoint.root)] == given
+    assert sorted(asked) == sorted(set(asked)) and len(asked) == 3 + 3 + 1  # bundles, level-0 tiles, a level-1 tile
+    assert sorted(level for level, _ in tree._tiles) == [0, 1]  # the last of each level, not all seven
