@@ -17,6 +17,11 @@ SAFE_INTEGER: Final = 2**53 - 1
 """I-JSON's (RFC 7493) and JCS's largest whole number: past it, a number is the nearest double."""
 
 
+class NotCanonical(ValueError):
+    """A document JCS cannot write: a whole number past the largest double (the strict reader takes up to
+    4,300 digits), which no double approximates. No room the service scores holds one."""
+
+
 def _number(value: float) -> str:
     """A double as ECMAScript's Number::toString writes it (RFC 8785 3.2.2.3): Python's shortest
     round-trip digits, placed by ECMAScript's rules."""
@@ -76,7 +81,14 @@ def _write(document: Any, out: list[str]) -> None:
     elif document is False:
         out.append("false")
     elif isinstance(document, int):
-        out.append(str(document) if -SAFE_INTEGER <= document <= SAFE_INTEGER else _number(float(document)))
+        if -SAFE_INTEGER <= document <= SAFE_INTEGER:
+            out.append(str(document))
+        else:
+            try:
+                nearest = float(document)
+            except OverflowError:
+                raise NotCanonical("a whole number past the largest double") from None
+            out.append(_number(nearest))
     elif isinstance(document, float):
         out.append(_number(document))
     else:

@@ -85,6 +85,8 @@ def test_a_room_refused_for_its_content_or_without_a_round_id_is_not_recorded(ur
     broken["players"] = [dict(broken["players"][0]), *broken["players"][1:]]
     broken["players"][0]["back"] = ["AS"] * 5  # a card five times
     assert client.post("/v1/score", json=broken).status_code == 422
+    huge = json.dumps(room()).replace("{", '{"x":1' + "0" * 400 + ",", 1)  # no digest (RFC 8785): never claimed
+    assert client.post("/v1/score", data=huge, content_type="application/json").status_code == 422
     assert client.post("/v1/score", json=room(stake=3)).status_code == 200  # the round was still free
     bare = {**E1}
     assert client.post("/v1/score", json=bare).status_code == 200

@@ -158,6 +158,18 @@ def test_verify_checks_a_receipt_in_place_of_a_claim_and_says_each_check(signed:
     )
     jsonschema.validate(refused, _contract("/v1/verify"))
 
+    huge = _tampered(
+        made, lambda r: r["request"].update(body=r["request"]["body"].replace("{", '{"x":1' + "0" * 400 + ",", 1))
+    )
+    undigested = signed.post("/v1/verify", json=huge)  # a number no double holds has no canonical form, so no digest
+    assert undigested.status_code == 200
+    assert [c["outcome"] for c in undigested.get_json()["receipt"]["checks"]] == [
+        "passed",
+        "passed",
+        "failed",
+        "not_run",
+    ]
+
 
 def test_a_receipt_of_an_unknown_ruleset_verifies_without_the_rules_applied_again(tmp_path: Path) -> None:
     house = tmp_path / "rulesets"

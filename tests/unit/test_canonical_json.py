@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,3 +38,17 @@ def test_keys_sort_by_utf16_code_units_where_code_points_would_differ() -> None:
 def test_a_whole_number_past_2_to_the_53_is_written_as_the_nearest_double() -> None:
     assert canonical({"stake": 2**60 + 1}) == b'{"stake":1152921504606847000}'
     assert canonical([SAFE_INTEGER, -SAFE_INTEGER]) == b"[9007199254740991,-9007199254740991]"
+
+
+def test_a_whole_number_past_every_double_has_no_canonical_form() -> None:
+    """JCS writes every number as the nearest double: one past the largest (the strict reader takes up to
+    4,300 digits) has none, said as NotCanonical, where float() raised OverflowError through every caller."""
+    import sys
+
+    from service.trust.canonical_json import NotCanonical
+
+    largest = int(sys.float_info.max)  # the reference refuses any past 2**53; ECMAScript writes this one so
+    assert canonical({"n": largest}) == b'{"n":1.7976931348623157e+308}'
+    for past in (10**400, -(10**400), 2**1024):
+        with pytest.raises(NotCanonical):
+            canonical({"n": [past]})

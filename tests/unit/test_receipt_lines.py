@@ -239,3 +239,21 @@ def test_stdin_is_read_as_json_lines_and_a_receipt_file_past_its_cap_is_refused(
         ("-", 1, None), ("-", 2, None), (str(tmp_path / "big.json"), 1, "unreadable")
     ]  # fmt: skip
     assert "a receipt file may hold" in records[2]["message"] and "MAUBINH_MAX_LINE_BYTES" not in records[2]["message"]
+
+
+def test_a_room_holding_a_number_no_double_holds_fails_its_digest_and_the_run_goes_on() -> None:
+    """The request body is not signed: a number of 401 digits put in it has no canonical form (RFC 8785
+    writes numbers as doubles), so the room has no digest, and the receipt fails that check, alone or in a
+    month; a score and a verify receipt alike."""
+    checker = ReceiptLines(MAKER.jwks, builtin_catalogue(), "en")
+    verify = {**ROOM, "round_id": "round-v", "claimed": {"amounts": {p["id"]: 0 for p in ROOM["players"]}}}
+    lines = []
+    for made in (MAKER.receipt(ROOM), MAKER.receipt(verify, "/v1/verify")):
+        made["request"]["body"] = made["request"]["body"].replace("{", '{"x":1' + "0" * 400 + ",", 1)
+        lines.append(json.dumps(made).encode())
+    genuine = json.dumps(MAKER.receipt(ROOM)).encode()
+    for record, rooms in [*checker.many([*lines, genuine]), *(checker(line) for line in lines)]:
+        if record["verified"]:
+            continue
+        assert record["code"] == "room_digest_mismatch" and rooms == ()
+    assert [record["verified"] for record, _ in checker.many([*lines, genuine])] == [False, False, True]
