@@ -289,3 +289,14 @@ def test_an_unsigned_answer_makes_no_receipt(saved: bytes, why: str) -> None:
     assert (refused.value.check, refused.value.why.key) == ("shape", why)
     if why == "receipts.why_unauthorized":
         assert "Authorization: Bearer $KEY" in refused.value.why
+
+
+def test_a_room_holding_a_number_past_every_double_is_refused_unbound(signed: FlaskClient) -> None:
+    """Such a room has no canonical form (RFC 8785), so no digest: refused (an unknown member), its refusal
+    signed without one, alone or in a batch, where the other rooms keep theirs."""
+    huge = json.dumps(E1).replace("{", '{"x":1' + "0" * 400 + ",", 1)
+    alone = signed.post("/v1/score", data=huge, content_type="application/json")
+    assert alone.status_code == 422 and "room_digest" not in alone.get_json() and "Signature" in alone.headers
+    batch = '{"rooms":[' + huge + "," + json.dumps(E1) + "]}"
+    results = signed.post("/v1/score/batch", data=batch, content_type="application/json").get_json()["results"]
+    assert "room_digest" not in results[0] and results[0]["errors"] and results[1]["room_digest"].startswith("sha256:")
