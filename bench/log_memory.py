@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).parent))
 from explained import launcher
 from receipt_month import CREATED, Maker, room
+from receipts import rss as peak_kib
 
 from service.transparency.integrate import Integrator
 from service.transparency.note import Signer
@@ -46,16 +46,6 @@ def write_log(folder: Path, count: int, keyid: str) -> None:
         store.sequence(rulings)
         integrator.integrate()
     store.close()
-
-
-def peak_kib(command: list[str]) -> int:
-    """The peak RSS (KiB) of ``command``, run alone."""
-    done = subprocess.run(
-        [sys.executable, "-c", "import resource,subprocess,sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
-         " stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)", *command],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return int(done.stdout)
 
 
 def main() -> None:
