@@ -31,8 +31,7 @@ from service.api.round_store import Found, RoundStore, Settled, StoreDown, diges
 from service.contract import Fault
 from service.serialize import problem_json, rejected_json
 from service.texts import Text
-from service.trust.canonical_json import NotCanonical
-from service.trust.signing import room_digest
+from service.trust.signing import room_digest_if_any
 from service.validation.limits import ROUND_ID_MOST
 
 
@@ -92,13 +91,13 @@ class Rounds:
     def claim(self, rooms: Sequence[Any], caller: str) -> Claim:
         """Claim the round of each room holding a round id; the rooms refused for theirs."""
         wanted = [
-            (slot, round_id, digest)
+            (slot, round_id, digested)
             for slot, room in enumerate(rooms)
-            if (round_id := round_of(room)) and (digest := _digest(room)) is not None
-        ]
+            if (round_id := round_of(room)) and (digested := room_digest_if_any(room)) is not None
+        ]  # a room without a digest holds a number past every double: its loading refuses it, unclaimed
         if not wanted:
             return Claim()
-        keys = [(round_key(caller, round_id), digest) for _, round_id, digest in wanted]
+        keys = [(round_key(caller, round_id), digest_bytes(digested)) for _, round_id, digested in wanted]
         try:
             found = self.store.claim(keys)
         except StoreDown as down:
@@ -144,15 +143,6 @@ def round_of(room: Any) -> str | None:
     """The round id a room states, when it is one the room may state; else None (not recorded)."""
     round_id = room.get("round_id") if isinstance(room, dict) else None
     return round_id if isinstance(round_id, str) and 0 < len(round_id) <= ROUND_ID_MOST else None
-
-
-def _digest(room: Any) -> bytes | None:
-    """A room's digest as the store keeps it; None for a room holding a number no double holds, which has
-    none (RFC 8785) and which the room's loading refuses after: such a room is never scored, so never claimed."""
-    try:
-        return digest_bytes(room_digest(room))
-    except NotCanonical:
-        return None
 
 
 def rounds() -> Rounds | None:

@@ -11,7 +11,6 @@ publishes (MAUBINH_PUBLISHED_KEYS_FILE), so that receipts signed before a rotati
 from __future__ import annotations
 
 import time
-from contextlib import suppress
 from typing import Any, Final
 
 from flask import Flask, Response, current_app, g, request
@@ -19,9 +18,8 @@ from prometheus_client import Counter
 
 from service.api.metrics import _series
 from service.transparency.feeder import Feeder
-from service.trust.canonical_json import NotCanonical
 from service.trust.ruling_log import statements
-from service.trust.signing import KEY_SET_MAX_AGE, Signer, room_digest
+from service.trust.signing import KEY_SET_MAX_AGE, Signer, room_digest_if_any
 
 SIGNED_ROUTES: Final = frozenset({"/v1/score", "/v1/score/batch", "/v1/verify"})
 SIGNED_STATUSES: Final = frozenset({200, 422})
@@ -51,9 +49,8 @@ def published_keys() -> dict[str, Any]:
 def bind_room(answer: dict[str, Any], document: Any) -> dict[str, Any]:
     """The answer with its room's digest, when answers are signed (the signature then covers the room).
     A room refused for holding a number past every double has no digest (RFC 8785), and is refused unbound."""
-    if signer() is not None:
-        with suppress(NotCanonical):
-            answer["room_digest"] = room_digest(document)
+    if signer() is not None and (digest := room_digest_if_any(document)) is not None:
+        answer["room_digest"] = digest
     return answer
 
 

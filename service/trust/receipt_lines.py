@@ -16,12 +16,11 @@ from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
-from service.trust.canonical_json import NotCanonical
 from service.trust.receipt_reading import read_receipt
 from service.trust.receipts import Checked, ReceiptFault, check, rescorer, rooms_ruled
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
-from service.trust.signing import room_digest
+from service.trust.signing import room_digest_if_any
 
 CODES: Final = {
     "shape": "unreadable",
@@ -80,11 +79,8 @@ def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
     if not isinstance(round_id, str) or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
         return round_id, ()
     if path == "/v1/verify":
-        try:
-            digest = room_digest({k: v for k, v in request.items() if k != "claimed"})
-        except NotCanonical:  # no digest: the room-digest check refuses the receipt
-            return round_id, ()
-        return round_id, ((round_id, digest),)
+        digest = room_digest_if_any({k: v for k, v in request.items() if k != "claimed"})
+        return round_id, ((round_id, digest),) if digest is not None else ()  # none: its digest check fails
     stated = answer.get("room_digest") if isinstance(answer, dict) else None
     return round_id, ((round_id, stated),) if isinstance(stated, str) else ()
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 from nacl.bindings import crypto_sign
 
 from service.texts import Text
-from service.trust.canonical_json import canonical
+from service.trust.canonical_json import NotCanonical, canonical
 
 COVERED: Final = ("@status", "content-type", "content-digest")
 """What every signature covers: the status, the body's type and its digest (so the body itself)."""
@@ -41,6 +41,15 @@ TAG: Final = "maubinh-answer"
 def room_digest(document: Any) -> str:
     """``sha256:`` and the hex SHA-256 of ``document``'s canonical JSON (RFC 8785, JCS)."""
     return "sha256:" + hashlib.sha256(canonical(document)).hexdigest()
+
+
+def room_digest_if_any(document: Any) -> str | None:
+    """:func:`room_digest`, or None for a room without one: one holding a whole number past every double
+    (:class:`NotCanonical`), which no room the service loads or signs holds."""
+    try:
+        return room_digest(document)
+    except NotCanonical:
+        return None
 
 
 def _b64url(data: bytes) -> str:
