@@ -17,7 +17,7 @@ from helpers import golden_cases
 from service.api import create_app
 from service.cli import main
 from service.trust import receipts
-from service.trust.signing import Signer, load_private_key
+from service.trust.signing import Signer, load_private_key, room_digest
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 
@@ -58,7 +58,7 @@ def forged(tmp_path: Path, service_kid: str) -> tuple[dict[str, Any], dict[str, 
     attacker = Signer(load_private_key(str(key(tmp_path / "attacker.pem"))), [])
     attacker.key_id = service_kid  # the service's kid in Signature-Input
     answer = create_app({"log_requests": False}).test_client().post("/v1/score", json=FORGED_ROOM).get_json()
-    answer["room_digest"] = receipts.room_digest(FORGED_ROOM)
+    answer["room_digest"] = room_digest(FORGED_ROOM)
     made = receipt_of(attacker, json.dumps(FORGED_ROOM).encode(), json.dumps(answer).encode())
     return made, {**attacker.jwks["keys"][0], "kid": service_kid}
 
