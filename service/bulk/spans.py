@@ -24,6 +24,8 @@ BLOCK = 1 << 20
 """The parent's reads: a span ends at the last newline of the block that brings it to its size."""
 SAMPLE = 1 << 16
 """The first bytes, whose mean line length turns a span's lines into its bytes."""
+TAPER = 4
+"""The last spans shrink to a ``TAPER``-th of the others, so that workers end together (issue 56)."""
 
 
 class SpanMoved(OSError):
@@ -63,8 +65,10 @@ def spans(
     path: str, lines: int, seen: Callable[[bytes], object] | None = None, most: int = 1 << 24, share: int = 1
 ) -> Iterator[Span]:
     """``path`` in spans of about ``lines`` lines at most (by the mean length of its first lines) and
-    ``most`` bytes, as many as a multiple of ``share`` (the workers: each gets as much, and none waits
-    on another's last span); ``seen`` is given every byte once, in order (a hash of the input)."""
+    ``most`` bytes, sized for ``share`` workers: equal spans while much is left, then ever smaller ones
+    (each a ``2 * share``-th of what is left, down to a :data:`TAPER`-th), so that a worker that fell
+    behind takes fewer of the last and none waits long on another's; ``seen`` is given every byte
+    once, in order (a hash of the input)."""
     with open(path, "rb") as source:
         status = os.fstat(source.fileno())
         identity = _identity(status)
@@ -84,7 +88,8 @@ def spans(
                 at = newline + 1
                 yield Span(path, identity, first, start, offset + at - start, counted)
                 first, start, counted = first + counted, offset + at, 0
-                boundary = max(boundary + size, start + 1)
+                step = max(size // TAPER, min(size, (status.st_size - start) // (2 * share)))
+                boundary = start + max(1, step)
             counted += block.count(b"\n", at)
             ended = block.endswith(b"\n")
         if end > start:  # the last span; its last line may lack a newline

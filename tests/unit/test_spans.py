@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
+import math
 import os
 import random
 from pathlib import Path
@@ -95,12 +97,16 @@ def test_only_a_regular_file_read_from_its_start_is_shared_as_spans(tmp_path: Pa
 
 
 @pytest.mark.parametrize("share", [2, 3])
-def test_spans_come_in_a_multiple_of_the_workers_of_about_one_size(tmp_path: Path, share: int) -> None:
-    """13 chunks of 8,192 lines gave one of two workers 7 and the other 6, its last a small one."""
+def test_spans_shrink_toward_the_end_so_that_workers_end_together(tmp_path: Path, share: int) -> None:
+    """13 chunks of 8,192 lines gave one of two workers 7 and the other 6, its last a small one; and with
+    equal spans a worker that fell behind at the start (the parent reads beside it) stayed behind to
+    the end, the other idle a fifth of a span (issue 56)."""
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"".join(b'{"room": %06d}\n' % k for k in range(100_000)))
-    found = list(spans.spans(str(path), 8_192, share=share))
-    assert len(found) % share == 0 and len(found) >= 100_000 / 8_192
-    sizes = sorted(span.lines for span in found)
-    assert sizes[-1] - sizes[0] <= 1 + 8_192 // 100, "no span much shorter than the rest"
-    assert sizes[-1] <= 8_192
+    found = [span.lines for span in spans.spans(str(path), 8_192, share=share)]
+    assert sum(found) == 100_000 and max(found) <= 8_192
+    assert all(later <= earlier + 1 for earlier, later in itertools.pairwise(found)), "never growing"
+    first = found[0]
+    assert first >= 100_000 / (math.ceil(100_000 / 8_192 / share) * share) - 1, "as few full spans as fit"
+    assert found.count(first) + found.count(first - 1) + found.count(first + 1) >= 100_000 / first / 2
+    assert all(lines <= first // spans.TAPER + 1 for lines in found[-share:]), "the last a quarter of the rest"
