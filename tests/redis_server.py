@@ -10,25 +10,27 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import pytest
 from server import free_port
 
+NO_DISK = ("--save", "", "--appendonly", "no")
+
 
 @contextmanager
-def redis_server() -> Iterator[int]:
-    """A fresh redis-server without a disk, on a free port: its port."""
+def redis_server(arguments: Sequence[str] = NO_DISK, port: int | None = None) -> Iterator[int]:
+    """A fresh redis-server on loopback, on ``port`` or a free one, run with ``arguments`` (by default
+    without a disk): its port. It is killed at the end."""
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get("MAUBINH_REQUIRE_REDIS") == "0":
             pytest.skip("no redis-server (MAUBINH_REQUIRE_REDIS=0)")
         pytest.fail("no redis-server: apt-get install redis-server (MAUBINH_REQUIRE_REDIS=0 skips these tests)")
-    port = free_port()
+    port = port or free_port()
     process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
+        [binary, "--port", str(port), "--bind", "127.0.0.1", *arguments], stdout=subprocess.DEVNULL
     )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

@@ -509,3 +509,55 @@ def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp
         volume = next(v for v in side["volumes"] if v["name"] == mount["name"])
         assert volume["secret"]["secretName"] == "maubinh-log-add-key" and mount["readOnly"]
     assert not any(o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-log-add-key" for o in objects)
+
+
+ROUNDS = DEPLOY / "k8s" / "components" / "rounds"
+
+
+def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp_path: Path) -> None:
+    """Rounds scored once need a Redis that keeps a week of rounds (docs/receipts.md): its own StatefulSet
+    appending every write to a file on a volume that outlives the pod, refusing writes when full rather
+    than evicting a round, and the pods' MAUBINH_ROUNDS_REDIS_URL at its Service; beside the quotas'
+    Redis (no disk), not in its place."""
+    objects = render(with_components(tmp_path, PRODUCTION, QUOTAS, ROUNDS))
+    version = kubernetes_validate.latest_version()
+    for obj in objects:
+        kubernetes_validate.validate(obj, version, strict=True)
+    kept = next(o for o in objects if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "maubinh-rounds-redis")
+    assert kept["spec"]["replicas"] == 1
+    container = kept["spec"]["template"]["spec"]["containers"][0]
+    arguments = container["args"]
+    settings = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    claim = kept["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
+    assert next(m for m in container["volumeMounts"] if m["name"] == claim)["mountPath"] == settings["--dir"]
+    assert settings["--appendonly"] == "yes" and settings["--maxmemory-policy"] == "noeviction"
+    service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-rounds-redis")
+    env = {e["name"]: e.get("value") for e in _deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"]}
+    url = f"redis://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
+    assert env["MAUBINH_ROUNDS_REDIS_URL"] == url and env["MAUBINH_QUOTA_REDIS_URL"] != url
+    read = Settings.from_env({k: v for k, v in env.items() if v is not None})
+    assert read.rounds_redis_url == url and read.rounds_retention_days == 7
+
+    from redis import Redis
+    from redis_server import redis_server
+    from server import free_port
+
+    settings["--dir"] = str(tmp_path)  # the volume
+    given = [word for pair in settings.items() for word in pair]
+    port = free_port()
+    with redis_server(given, port):
+        store = Redis(port=port)
+        store.set("maubinh:round:anonymous:7", "room digest", ex=7 * 86_400)
+        assert store.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+        assert store.config_get("appendonly") == {"appendonly": "yes"}
+        store.shutdown()  # as the pod is stopped: SIGTERM, which Redis takes as SHUTDOWN
+    with redis_server(given, port):
+        kept_round = Redis(port=port).get("maubinh:round:anonymous:7")
+    assert kept_round == b"room digest", "a round outlives its Redis's restart"
+    quotas = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "maubinh-redis")
+    forgetting = ["--dir", str(tmp_path), *quotas["spec"]["template"]["spec"]["containers"][0]["args"]]
+    with redis_server(forgetting, port):
+        Redis(port=port).set("maubinh:round:anonymous:8", "room digest")
+        Redis(port=port).shutdown()
+    with redis_server(forgetting, port):
+        assert Redis(port=port).get("maubinh:round:anonymous:8") is None, "the quotas' Redis forgets: not for rounds"
