@@ -135,7 +135,7 @@ class Inputs:
             with open(path, "rb") if path != "-" else os.fdopen(os.dup(sys.stdin.fileno()), "rb") as source:
                 if holds_lines(path):
                     for number, line in enumerate(capped(source, seen=seen), start=1):
-                        if isinstance(line, Overlong) or line.strip():
+                        if _kept(line):
                             yield index, number, line
                 else:
                     whole = source.read(WHOLE_FILE_BYTES + 1)
@@ -172,9 +172,15 @@ def _check_chunk(given: list[Numbered] | Shared) -> tuple[bytes, list[tuple[str,
     return b"\n".join(out) + b"\n", named, len(chunk)
 
 
+def _kept(line: bytes) -> bool:
+    """A line past its cap (refused by its number), or one holding more than white space: ``isspace``
+    says so without the copy of the line ``strip`` makes (receipt lines are some 10 KB)."""
+    return isinstance(line, Overlong) or (len(line) > 0 and not line.isspace())
+
+
 def _read_span(shared: Shared) -> list[Numbered]:
     numbered = enumerate(span_lines(shared.span), start=shared.span.first)
-    return [(shared.file, n, line) for n, line in numbered if isinstance(line, Overlong) or line.strip()]
+    return [(shared.file, n, line) for n, line in numbered if _kept(line)]
 
 
 @dataclass

@@ -133,3 +133,29 @@ def test_rulings_checked_together_give_each_receipt_the_verdict_it_gets_alone(
         planted["ruling_differs"]
     )
     assert checker.in_arrays > 0.95 * sum(record["verified"] for record, _ in alone)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_lines_of_white_space_are_skipped_and_the_others_keep_their_numbers(
+    month: tuple[Path, Path, dict[str, list[int]]], tmp_path: Path, jobs: str
+) -> None:
+    """Blank lines between receipts (an editor's, a `cat` of files) are no receipt and no fault; a line
+    with a receipt in it is read even with white space around it. Read in one process and in spans."""
+    path, keys, _ = month
+    receipts = path.read_bytes().splitlines()[:12]
+    spaced = tmp_path / "spaced.jsonl"
+    fillers = [b"", b"   ", b"\t\r", b" \x0b\x0c "]
+    spaced.write_bytes(b"\n".join(line for k, receipt in enumerate(receipts) for line in (fillers[k % 4], receipt)))
+    out = tmp_path / "out.jsonl"
+    saved = sys.stdout
+    with open(out, "wb") as written:
+        sys.stdout = io.TextIOWrapper(written, write_through=True)
+        try:
+            main(["receipts", "verify", "--keys", str(keys), "--format", "jsonl", "--jobs", jobs, str(spaced)])
+            sys.stdout.flush()
+        finally:
+            sys.stdout.detach()
+            sys.stdout = saved
+    records = [json.loads(line) for line in out.read_bytes().splitlines()]
+    assert [r["line"] for r in records] == [2 * k + 2 for k in range(len(receipts))]
+    assert all(r["code"] != "unreadable" for r in records), "a receipt line is no blank line"
