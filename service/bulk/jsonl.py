@@ -255,6 +255,8 @@ def run(
     chunks: Iterator[tuple[int, list[bytes]] | Span] = (
         spans(path, size, share=jobs) if path else numbered_chunks(lines_of(source), size)
     )
+    if jobs > 1 and name == "verify" and tables is None:  # the engine's numpy (40 ms): once, inherited by the workers
+        import service.bulk.engine  # noqa: F401
     spool = tempfile.mkdtemp(prefix="maubinh-spool-") if _spools(out, jobs) else None
     arguments = (name, format, language, defaults, tables is not None, spool)
     try:
