@@ -17,8 +17,8 @@ from service.bulk import spans
 from service.bulk.lines import Overlong, capped
 
 
-def _read_by_spans(path: Path, lines: int) -> tuple[list[bytes], list[spans.Span]]:
-    found = list(spans.spans(str(path), lines))
+def _read_by_spans(path: Path, lines: int, share: int = 1) -> tuple[list[bytes], list[spans.Span]]:
+    found = list(spans.spans(str(path), lines, share=share))
     read: list[bytes] = []
     for span in found:
         assert span.first == len(read) + 1, "each span's first line numbered after the lines before it"
@@ -32,16 +32,17 @@ def _shape(lines: list[bytes]) -> list[tuple[str, bytes, int | None]]:
     return [(type(line).__name__, bytes(line), getattr(line, "length", None)) for line in lines]
 
 
+@pytest.mark.parametrize("share", [1, 2, 3])
 @pytest.mark.parametrize("ending", [b"\n", b"", b"\r\n"])
 @pytest.mark.parametrize("lines", [1, 3, 50, 100_000])
-def test_spans_read_as_the_whole_file_reads(tmp_path: Path, lines: int, ending: bytes) -> None:
+def test_spans_read_as_the_whole_file_reads(tmp_path: Path, lines: int, ending: bytes, share: int) -> None:
     rng = random.Random(lines)
     body = [b"x" * rng.choice([0, 1, 5, 40, 300, 2_000]) + rng.choice([b"\n", b"\r\n"]) for _ in range(400)]
     text = b"".join(body).rstrip(b"\r\n") + (ending or b"tail")  # "tail": a last line without its end
     path = tmp_path / "lines.jsonl"
     path.write_bytes(text)
     whole = list(capped(io.BytesIO(text)))
-    read, found = _read_by_spans(path, lines)
+    read, found = _read_by_spans(path, lines, share)
     assert _shape(read) == _shape(whole)
     assert sum(span.length for span in found) == len(text)
     if lines == 1:
