@@ -5,8 +5,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 import zipfile
 from pathlib import Path
@@ -538,26 +540,52 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
     read = Settings.from_env({k: v for k, v in env.items() if v is not None})
     assert read.rounds_redis_url == url and read.rounds_retention_days == 7
 
+    pods = _deployment(objects)["spec"]["template"]["metadata"]["labels"]
+    fence = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "maubinh-rounds-redis")
+    assert fence["spec"]["podSelector"]["matchLabels"].items() <= kept["spec"]["template"]["metadata"]["labels"].items()
+    (allowed,) = fence["spec"]["ingress"]
+    assert [p["podSelector"]["matchLabels"].items() <= pods.items() for p in allowed["from"]] == [True]
+    assert container["resources"]["requests"]["memory"] == container["resources"]["limits"]["memory"]
+
     from redis import Redis
+    from redis.exceptions import RedisError, ResponseError
     from redis_server import redis_server
     from server import free_port
 
+    from service.api.round_store import round_key
+
+    def stop(store: Redis) -> None:  # as a pod is stopped: SIGTERM
+        os.kill(int(store.info("server")["process_id"]), signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                store.ping()
+            except (OSError, RedisError):  # gone: its file written and synced, as it does on SIGTERM
+                return
+            time.sleep(0.05)
+
     settings["--dir"] = str(tmp_path)  # the volume
     given = [word for pair in settings.items() for word in pair]
-    port = free_port()
+    port, kept_key, forgotten_key = free_port(), round_key("anonymous", "7"), round_key("anonymous", "8")
     with redis_server(given, port):
         store = Redis(port=port)
-        store.set("maubinh:round:anonymous:7", "room digest", ex=7 * 86_400)
+        store.set(kept_key, "room digest", ex=7 * 86_400)
         assert store.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
-        assert store.config_get("appendonly") == {"appendonly": "yes"}
-        store.shutdown()  # as the pod is stopped: SIGTERM, which Redis takes as SHUTDOWN
+        assert store.config_get("appendonly") == {"appendonly": "yes"} and store.config_get("save") == {"save": ""}
+        store.config_set("maxmemory", 1)  # full
+        with pytest.raises(ResponseError, match="used memory > 'maxmemory'"):
+            store.set(round_key("anonymous", "9"), "another room", ex=60)
+        assert store.get(kept_key) == b"room digest", "full, it refuses the new round and keeps the old"
+        store.config_set("maxmemory", settings["--maxmemory"])
+        stop(store)
     with redis_server(given, port):
-        kept_round = Redis(port=port).get("maubinh:round:anonymous:7")
+        kept_round = Redis(port=port).get(kept_key)
+        assert Redis(port=port).ttl(kept_key) > 6 * 86_400
     assert kept_round == b"room digest", "a round outlives its Redis's restart"
     quotas = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "maubinh-redis")
     forgetting = ["--dir", str(tmp_path), *quotas["spec"]["template"]["spec"]["containers"][0]["args"]]
     with redis_server(forgetting, port):
-        Redis(port=port).set("maubinh:round:anonymous:8", "room digest")
-        Redis(port=port).shutdown()
+        Redis(port=port).set(forgotten_key, "room digest")
+        stop(Redis(port=port))
     with redis_server(forgetting, port):
-        assert Redis(port=port).get("maubinh:round:anonymous:8") is None, "the quotas' Redis forgets: not for rounds"
+        assert Redis(port=port).get(forgotten_key) is None, "the quotas' Redis forgets: not for rounds"
