@@ -82,7 +82,7 @@ def register(app: Flask, signing: Signer | None, published: list[dict[str, str]]
         body = response.get_data()  # the whole answer: its digest comes before its first byte
         created = int(time.time())
         headers = signing.headers(response.status_code, response.content_type or "", body, rule.rule, created)
-        response.headers.update(headers)
+        response.headers.extend(headers)  # none of them set before: nothing to replace
         if feeder is not None:
             said = statements(rule.rule, g.get("document"), body, headers["Content-Digest"], signing.key_id, created)
             feeder.submit(said)
