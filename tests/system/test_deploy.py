@@ -516,11 +516,28 @@ def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp
 ROUNDS = DEPLOY / "k8s" / "components" / "rounds"
 
 
+def _expanded(env: list[dict[str, Any]], secrets: dict[tuple[str, str], str]) -> dict[str, str]:
+    """A container's environment as the kubelet gives it: each value from its Secret, and each ``$(NAME)``
+    of a variable listed before it replaced by that variable's value (a later one's is left as written).
+    Values from elsewhere (the pod's own fields) are left out."""
+    values: dict[str, str] = {}
+    for variable in env:
+        if "secretKeyRef" in variable.get("valueFrom", {}):
+            reference = variable["valueFrom"]["secretKeyRef"]
+            values[variable["name"]] = secrets[(reference["name"], reference["key"])]
+        elif "value" in variable:
+            values[variable["name"]] = re.sub(
+                r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: values.get(m[1], m[0]), variable["value"]
+            )
+    return values
+
+
 def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp_path: Path) -> None:
     """Rounds scored once need a Redis that keeps a week of rounds (docs/receipts.md): its own StatefulSet
     appending every write to a file on a volume that outlives the pod, refusing writes when full rather
-    than evicting a round, and the pods' MAUBINH_ROUNDS_REDIS_URL at its Service; beside the quotas'
-    Redis (no disk), not in its place."""
+    than evicting a round, asking for a password (the Secret maubinh-rounds-redis) of whoever the
+    NetworkPolicy lets through, and the pods' MAUBINH_ROUNDS_REDIS_URL at its Service with that password;
+    beside the quotas' Redis (no disk), not in its place."""
     objects = render(with_components(tmp_path, PRODUCTION, QUOTAS, ROUNDS))
     version = kubernetes_validate.latest_version()
     for obj in objects:
@@ -528,16 +545,20 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
     kept = next(o for o in objects if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "maubinh-rounds-redis")
     assert kept["spec"]["replicas"] == 1
     container = kept["spec"]["template"]["spec"]["containers"][0]
-    arguments = container["args"]
+    password = os.urandom(32).hex()  # as `openssl rand -hex 32` makes one (docs/deployment.md): nothing a URL escapes
+    secrets = {("maubinh-rounds-redis", "password"): password}
+    own = _expanded(container["env"], secrets)
+    arguments = [re.sub(r"\$\((\w+)\)", lambda m: own[m[1]], word) for word in container["args"]]
     settings = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    assert settings["--requirepass"] == password
     claim = kept["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
     assert next(m for m in container["volumeMounts"] if m["name"] == claim)["mountPath"] == settings["--dir"]
     assert settings["--appendonly"] == "yes" and settings["--maxmemory-policy"] == "noeviction"
     service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-rounds-redis")
-    env = {e["name"]: e.get("value") for e in _deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"]}
-    url = f"redis://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
+    env = _expanded(_deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"], secrets)
+    url = f"redis://:{password}@{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
     assert env["MAUBINH_ROUNDS_REDIS_URL"] == url and env["MAUBINH_QUOTA_REDIS_URL"] != url
-    read = Settings.from_env({k: v for k, v in env.items() if v is not None})
+    read = Settings.from_env(env)
     assert read.rounds_redis_url == url and read.rounds_retention_days == 7
 
     pods = _deployment(objects)["spec"]["template"]["metadata"]["labels"]
@@ -548,11 +569,11 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
     assert container["resources"]["requests"]["memory"] == container["resources"]["limits"]["memory"]
 
     from redis import Redis
-    from redis.exceptions import RedisError, ResponseError
+    from redis.exceptions import AuthenticationError, RedisError, ResponseError
     from redis_server import redis_server
     from server import free_port
 
-    from service.api.round_store import round_key
+    from service.api.round_store import RoundStore, round_key
 
     def stop(store: Redis) -> None:  # as a pod is stopped: SIGTERM
         os.kill(int(store.info("server")["process_id"]), signal.SIGTERM)
@@ -567,8 +588,17 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
     settings["--dir"] = str(tmp_path)  # the volume
     given = [word for pair in settings.items() for word in pair]
     port, kept_key, forgotten_key = free_port(), round_key("anonymous", "7"), round_key("anonymous", "8")
+    probe = container["readinessProbe"]["exec"]["command"]
+    probe = [word.replace("redis-cli", f"redis-cli -p {port}") for word in probe]
     with redis_server(given, port):
-        store = Redis(port=port)
+        with pytest.raises(AuthenticationError):  # NOAUTH: a pod let through without the password
+            Redis(port=port).set(round_key("anonymous", "6"), "another room")
+        assert subprocess.run(probe, env={**os.environ, **own}, check=False).returncode == 0, "ready, with the password"
+        unready = {k: v for k, v in os.environ.items() if k != "REDISCLI_AUTH"}
+        assert subprocess.run(probe, env=unready, capture_output=True, check=False).returncode != 0
+        here = read.rounds_redis_url.replace(f"@{service['metadata']['name']}:6379/", f"@127.0.0.1:{port}/")
+        assert RoundStore(here, 7).claim([("5", b"room digest")])[0].outcome == "new", "the pods' URL is let in"
+        store = Redis(port=port, password=password)
         store.set(kept_key, "room digest", ex=7 * 86_400)
         assert store.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
         assert store.config_get("appendonly") == {"appendonly": "yes"} and store.config_get("save") == {"save": ""}
@@ -579,8 +609,8 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
         store.config_set("maxmemory", settings["--maxmemory"])
         stop(store)
     with redis_server(given, port):
-        kept_round = Redis(port=port).get(kept_key)
-        assert Redis(port=port).ttl(kept_key) > 6 * 86_400
+        kept_round = Redis(port=port, password=password).get(kept_key)
+        assert Redis(port=port, password=password).ttl(kept_key) > 6 * 86_400
     assert kept_round == b"room digest", "a round outlives its Redis's restart"
     quotas = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "maubinh-redis")
     forgetting = ["--dir", str(tmp_path), *quotas["spec"]["template"]["spec"]["containers"][0]["args"]]
