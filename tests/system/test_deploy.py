@@ -283,6 +283,18 @@ def test_the_callers_and_quotas_components_validate_and_wire_the_pods(tmp_path: 
         env["MAUBINH_QUOTA_REDIS_URL"] == f"redis://{redis['metadata']['name']}:{redis['spec']['ports'][0]['port']}/0"
     )
     assert Settings.from_env({k: v for k, v in env.items() if v is not None}).quota_redis_url is not None
+    counted = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "maubinh-redis")
+    fence = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "maubinh-redis")
+    assert (
+        fence["spec"]["podSelector"]["matchLabels"].items() <= counted["spec"]["template"]["metadata"]["labels"].items()
+    )
+    (allowed,) = fence["spec"]["ingress"]
+    admitted = [
+        p["podSelector"]["matchLabels"].items()
+        <= _deployment(objects)["spec"]["template"]["metadata"]["labels"].items()
+        for p in allowed["from"]
+    ]
+    assert admitted == [True], "the service's pods alone may reach the counts"
     assert {o["kind"] for o in render(PRODUCTION)} >= {"Deployment"} and not any(
         o["metadata"]["name"].startswith(("maubinh-redis", "maubinh-callers")) for o in render(PRODUCTION)
     )  # the overlay works without them
