@@ -88,7 +88,9 @@ def rounds_of(settings: Settings) -> rounds.Rounds | None:
     """Rounds scored once, when MAUBINH_ROUNDS_REDIS_URL names where they are recorded."""
     if not settings.rounds_redis_url:
         return None
-    store = RoundStore(settings.rounds_redis_url, settings.rounds_retention_days)
+    store = RoundStore(
+        settings.rounds_redis_url, settings.rounds_retention_days, password=settings.rounds_redis_password
+    )
     return rounds.Rounds(store, settings.rounds_unreachable == "open", metrics.rounds_unchecked)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
@@ -38,7 +38,7 @@ class Settings:
     """The most rooms one batch may hold."""
     batch_slots: int = 4
     """The most batch answers a worker holds at once, from reading the body to the last byte sent."""
-    api_keys: tuple[str, ...] = ()
+    api_keys: tuple[str, ...] = field(default=(), repr=False)  # secrets: never in a repr, a traceback's locals
     """When set, /v1/* needs ``Authorization: Bearer <key>``: one caller, ``default``, with every scope."""
     callers_file: str | None = None
     """A TOML file of callers, each with its keys (as SHA-256), routes, operator rulesets and quota."""
@@ -46,6 +46,9 @@ class Settings:
     """Redis, where callers' quotas (rooms_per_minute) are counted across workers and instances."""
     rounds_redis_url: str | None = None
     """Redis, where each caller's rounds are recorded with the room they were scored with (scored once)."""
+    rounds_redis_password: str | None = field(default=None, repr=False)
+    """That Redis's password (a Secret's value, as it is: any character), sent as its ``default`` user's;
+    never logged. A password written in the URL is used instead."""
     rounds_retention_days: int = 7
     """How long a scored round is kept, and so refuses another room."""
     rounds_unreachable: str = "closed"
@@ -71,9 +74,9 @@ class Settings:
         """The settings the environment gives; :class:`SettingError` names one that is unusable."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
-        for name, field, read in _READERS:
+        for name, attribute, read in _READERS:
             if (raw := env.get(PREFIX + name)) is not None:
-                values[field] = read(PREFIX + name, raw)
+                values[attribute] = read(PREFIX + name, raw)
         if raw := env.get(RULESETS_DIR_ENV):
             values["rulesets_dir"] = raw
         if (raw := env.get(PREFIX + "CALLERS_FILE")) is not None:
@@ -141,8 +144,24 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
 
 
 def _redis_url(name: str, raw: str) -> str:
+    """A URL redis-py reads, checked at start: read at a store's first use, a bad one failed each request."""
     if not raw.startswith(("redis://", "rediss://", "unix://")):
         raise SettingError(Text("setting.redis_url", name=name))
+    from redis import ConnectionPool
+
+    try:
+        ConnectionPool.from_url(raw)  # read, not connected
+    except ValueError:  # its words quote the URL, a password with it: never said
+        raise SettingError(
+            Text("setting.redis_url_unread", name=name, password=PREFIX + "ROUNDS_REDIS_PASSWORD")
+        ) from None
+    return raw
+
+
+def _password(name: str, raw: str) -> str:
+    """As it is, white space and all: Redis compares it byte for byte with what it was given."""
+    if not raw:
+        raise SettingError(Text("setting.no_password", name=name))
     return raw
 
 
@@ -243,6 +262,7 @@ _READERS: tuple[tuple[str, str, Callable[[str, str], Any]], ...] = (
     ("API_KEYS", "api_keys", _keys),
     ("QUOTA_REDIS_URL", "quota_redis_url", _redis_url),
     ("ROUNDS_REDIS_URL", "rounds_redis_url", _redis_url),
+    ("ROUNDS_REDIS_PASSWORD", "rounds_redis_password", _password),
     ("ROUNDS_RETENTION_DAYS", "rounds_retention_days", _count),
     ("ROUNDS_UNREACHABLE", "rounds_unreachable", _unreachable),
     ("SIGNING_KEY_FILE", "signing_key_file", _path),

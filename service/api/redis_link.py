@@ -4,7 +4,7 @@ with short timeouts and no retries, and a rest after each failure.
 A store that does not answer must cost a request little: a command waits at most ``TIMEOUT_SECONDS``
 (redis-py would otherwise retry three times with backoff, seconds a request), and after a failure the
 store is left alone for ``BACKOFF_SECONDS``, doubling up to ``MOST_BACKOFF_SECONDS``, so that no request
-waits on it meanwhile. Two stores given the same URL share one client, so one connection pool.
+waits on it meanwhile. Two stores given the same URL (and password) share one client, so one connection pool.
 """
 
 from __future__ import annotations
@@ -22,19 +22,23 @@ TIMEOUT_SECONDS: Final = 0.25
 BACKOFF_SECONDS: Final = 1.0
 MOST_BACKOFF_SECONDS: Final = 30.0
 
-_clients: dict[str, Redis] = {}
+_clients: dict[tuple[str, str | None], Redis] = {}
 
 
-def client(url: str) -> Redis:
-    """This worker's client for ``url`` (made on first use; redis-py's pool starts afresh after a fork)."""
-    found = _clients.get(url)
+def client(url: str, password: str | None = None) -> Redis:
+    """This worker's client for ``url`` (made on first use; redis-py's pool starts afresh after a fork).
+    With ``password``, it authenticates as the ``default`` user (``AUTH default …``), which a Redis with no
+    password yet accepts too: pods given the password may roll out before the Redis asks for it."""
+    found = _clients.get((url, password))
     if found is None:  # imported only here: redis imports OpenTelemetry, which a service without Redis never loads
         from redis import Redis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        found = _clients[url] = Redis.from_url(
+        found = _clients[(url, password)] = Redis.from_url(
             url,
+            username="default" if password is not None else None,
+            password=password,
             socket_timeout=TIMEOUT_SECONDS,
             socket_connect_timeout=TIMEOUT_SECONDS,
             retry=Retry(NoBackoff(), 0),

@@ -139,8 +139,10 @@ class Settled(NamedTuple):
 class RoundStore:
     """The records, in Redis; ``retention_days`` how long a scored round is kept."""
 
-    def __init__(self, url: str, retention_days: int, on_error: Callable[[], None] = lambda: None) -> None:
-        self.url = url
+    def __init__(
+        self, url: str, retention_days: int, on_error: Callable[[], None] = lambda: None, password: str | None = None
+    ) -> None:
+        self.url, self._password = url, password
         self.retention_seconds = retention_days * 86_400
         self._rest = Rest(
             url, log, "rounds' store does not answer", "rounds' store answers again: rounds are checked", on_error
@@ -155,7 +157,7 @@ class RoundStore:
 
         try:
             self._known_recent_enough()
-            pipe = client(self.url).pipeline(transaction=False)
+            pipe = client(self.url, self._password).pipeline(transaction=False)
             for key, digest in rounds:
                 pipe.set(key, PENDING + digest, nx=True, get=True, ex=IN_FLIGHT_SECONDS)
             held = pipe.execute()
@@ -167,7 +169,7 @@ class RoundStore:
     def _known_recent_enough(self) -> None:
         """Once a process, the server's version (one more round trip, on the first claim only)."""
         if not self._version_known:
-            info: dict[str, Any] = client(self.url).info("server")  # type: ignore[assignment]  # sync client
+            info: dict[str, Any] = client(self.url, self._password).info("server")  # type: ignore[assignment]  # sync client
             version = str(info.get("redis_version", "0"))
             if redis_version(version) < LEAST_REDIS:
                 raise StoreTooOld(version)
@@ -184,7 +186,7 @@ class RoundStore:
         modes = [("r" if not r.scored else "S" if r.new else "s").encode() + r.digest for r in rounds]
         try:
             if self._settle is None:
-                self._settle = client(self.url).register_script(SETTLE)
+                self._settle = client(self.url, self._password).register_script(SETTLE)
             held = self._settle(keys=[r.key for r in rounds], args=[self.retention_seconds, *modes])
         except (RedisError, OSError) as error:
             raise self._failed(error) from None

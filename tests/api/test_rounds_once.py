@@ -237,3 +237,45 @@ def test_a_round_taken_by_another_room_while_a_batch_scored_refuses_the_batch_an
 def rooms_scored(client: FlaskClient) -> float:
     lines = client.get("/metrics").get_data(as_text=True).splitlines()
     return sum(float(line.split()[-1]) for line in lines if line.startswith("maubinh_rooms_scored_total{"))
+
+
+def test_a_password_is_taken_as_it_is_and_a_redis_without_one_yet_accepts_it(caplog: pytest.LogCaptureFixture) -> None:
+    """MAUBINH_ROUNDS_REDIS_PASSWORD holds any character (a Secret's value: base64's + / =, a trailing newline),
+    never in the log; sent as the default user's, it is accepted by the Redis before it asks for one too,
+    so that pods given it may roll out first. A wrong one is a store that does not answer: 503, closed."""
+    from service.api.config import Settings
+
+    password = "k3J+9a/Z#?%41==\n"
+    settings = Settings.from_env({"MAUBINH_ROUNDS_REDIS_PASSWORD": password})
+    assert settings.rounds_redis_password == password
+    with redis_server(("--save", "", "--appendonly", "no", "--requirepass", password)) as port:
+        asking = f"redis://127.0.0.1:{port}/0"
+        assert instance(asking).test_client().post("/v1/score", json=room()).status_code == 503  # no password
+        given = instance(asking, rounds_redis_password=password).test_client()
+        assert given.post("/v1/score", json=room()).status_code == 200
+        assert given.post("/v1/score", json=room(stake=2)).get_json()["errors"][0]["code"] == "round_already_scored"
+        wrong = instance(asking, rounds_redis_password=password.strip()).test_client()
+        assert wrong.post("/v1/score", json=room("r-2")).status_code == 503
+    assert not any(password.strip() in record.getMessage() for record in caplog.records)
+    with redis_server() as port:  # not asking yet
+        assert (
+            instance(f"redis://127.0.0.1:{port}/0", rounds_redis_password=password)
+            .test_client()
+            .post("/v1/score", json=room())
+            .status_code
+            == 200
+        )
+
+
+@pytest.mark.parametrize("setting", ["MAUBINH_ROUNDS_REDIS_URL", "MAUBINH_QUOTA_REDIS_URL"])
+def test_a_redis_url_that_cannot_be_read_stops_the_start_without_quoting_it(setting: str) -> None:
+    """Read at a store's first use, it failed every room with a round id (500), quoting the URL's password in
+    the traceback; now the start refuses it, naming the setting and never its value."""
+    from service.api.config import SettingError, Settings
+
+    with pytest.raises(SettingError) as refused:
+        Settings.from_env({setting: "redis://:k3J+9aZ/w==@maubinh-rounds-redis:6379/0"})
+    said = refused.value.args[0].render("en")
+    assert setting in said and "k3J" not in said and "%2B" in said
+    with pytest.raises(SettingError, match="is set but empty"):
+        Settings.from_env({"MAUBINH_ROUNDS_REDIS_PASSWORD": ""})

@@ -568,10 +568,10 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
     assert settings["--appendonly"] == "yes" and settings["--maxmemory-policy"] == "noeviction"
     service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-rounds-redis")
     env = _expanded(_deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"], secrets)
-    url = f"redis://:{password}@{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
+    url = f"redis://{service['metadata']['name']}:{service['spec']['ports'][0]['port']}/0"
     assert env["MAUBINH_ROUNDS_REDIS_URL"] == url and env["MAUBINH_QUOTA_REDIS_URL"] != url
     read = Settings.from_env(env)
-    assert read.rounds_redis_url == url and read.rounds_retention_days == 7
+    assert read.rounds_redis_url == url and read.rounds_retention_days == 7 and read.rounds_redis_password == password
 
     pods = _deployment(objects)["spec"]["template"]["metadata"]["labels"]
     fence = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "maubinh-rounds-redis")
@@ -608,8 +608,9 @@ def test_the_rounds_component_keeps_rounds_on_a_volume_and_never_evicts_them(tmp
         assert subprocess.run(probe, env={**os.environ, **own}, check=False).returncode == 0, "ready, with the password"
         unready = {k: v for k, v in os.environ.items() if k != "REDISCLI_AUTH"}
         assert subprocess.run(probe, env=unready, capture_output=True, check=False).returncode != 0
-        here = read.rounds_redis_url.replace(f"@{service['metadata']['name']}:6379/", f"@127.0.0.1:{port}/")
-        assert RoundStore(here, 7).claim([("5", b"room digest")])[0].outcome == "new", "the pods' URL is let in"
+        here = read.rounds_redis_url.replace(f"//{service['metadata']['name']}:6379/", f"//127.0.0.1:{port}/")
+        pods = RoundStore(here, 7, password=read.rounds_redis_password)
+        assert pods.claim([("5", b"room digest")])[0].outcome == "new", "the pods' settings are let in"
         store = Redis(port=port, password=password)
         store.set(kept_key, "room digest", ex=7 * 86_400)
         assert store.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
