@@ -154,7 +154,7 @@ def main() -> None:
         f'[callers.c{n}]\nkeys = [{{ sha256 = "{hashlib.sha256(f"bench-key-{n}".encode()).hexdigest()}" }}]\n'
         for n in range(1000)
     ))  # fmt: skip
-    added, keyed = added_by([sys.executable, str(requests)], "keyed", small, large, {"BENCH_CALLERS": str(callers)})
+    keying, keyed = added_by([sys.executable, str(requests)], "keyed", small, large, {"BENCH_CALLERS": str(callers)})
     key = requests.with_name("signing.pem")
     subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(key)], check=True)
     signing, signed = added_by([sys.executable, str(requests)], "signed", small, large, {"BENCH_SIGNING_KEY": str(key)})
@@ -170,8 +170,8 @@ def main() -> None:
     print(f"| the difference: what a room costs a request | {(score - health) / 1e6:.3f} M |")
     print(f"| POST /v1/score with a caller's key (1,000 callers, no quota) | {keyed / 1e6:.3f} M (seed 2) |")
     print(
-        f"| what the key adds, median of 3 hash seeds | {statistics.median(added):+.2%} (goal <= +3%), "
-        f"each {', '.join(f'{a:+.2%}' for a in added)} |"
+        f"| what the key adds, median of 3 hash seeds | {statistics.median(keying):+.2%} (goal <= +3%), "
+        f"each {', '.join(f'{a:+.2%}' for a in keying)} |"
     )
     print(f"| POST /v1/score signed (Ed25519) | {signed / 1e6:.3f} M (seed 2) |")
     print(
