@@ -159,3 +159,32 @@ def test_lines_of_white_space_are_skipped_and_the_others_keep_their_numbers(
     records = [json.loads(line) for line in out.read_bytes().splitlines()]
     assert [r["line"] for r in records] == [2 * k + 2 for k in range(len(receipts))]
     assert all(r["code"] != "unreadable" for r in records), "a receipt line is no blank line"
+
+
+@pytest.mark.parametrize("blank", [b"\n", b"\r\n", b"   \n"])
+def test_a_share_of_the_file_holding_no_receipt_is_no_fault(
+    month: tuple[Path, Path, dict[str, list[int]]], tmp_path: Path, blank: bytes
+) -> None:
+    """A run of blank lines long enough to fill a worker's share of the file (a month cut short and
+    padded, lines of CRLF): that worker finds no receipt, which is nothing, not an empty record."""
+    path, keys, _ = month
+    receipts = path.read_bytes().splitlines()[:3]
+    padded = tmp_path / "padded.jsonl"
+    padded.write_bytes(blank * 50_000 + b"\n".join(receipts) + b"\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(blank * 1_000)
+    out = tmp_path / "out.jsonl"
+    saved = sys.stdout
+    with open(out, "wb") as written:
+        sys.stdout = io.TextIOWrapper(written, write_through=True)
+        try:
+            exit_code = main(
+                ["receipts", "verify", "--keys", str(keys), "--format", "jsonl", "--jobs", "2", str(padded), str(empty)]
+            )
+            sys.stdout.flush()
+        finally:
+            sys.stdout.detach()
+            sys.stdout = saved
+    records = [json.loads(line) for line in out.read_bytes().splitlines()]
+    assert [(r["line"], r["verified"]) for r in records] == [(50_001, True), (50_002, True), (50_003, True)]
+    assert exit_code == 0
