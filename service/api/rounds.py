@@ -32,7 +32,7 @@ from service.contract import Fault
 from service.serialize import problem_json, rejected_json
 from service.texts import Text
 from service.trust.signing import room_digest_if_any
-from service.validation.limits import ROUND_ID_MOST
+from service.validation.limits import recorded_round
 
 
 class RoundRefused(Exception):
@@ -141,8 +141,7 @@ class Rounds:
 
 def round_of(room: Any) -> str | None:
     """The round id a room states, when it is one the room may state; else None (not recorded)."""
-    round_id = room.get("round_id") if isinstance(room, dict) else None
-    return round_id if isinstance(round_id, str) and 0 < len(round_id) <= ROUND_ID_MOST else None
+    return recorded_round(room.get("round_id") if isinstance(room, dict) else None)
 
 
 def rounds() -> Rounds | None:

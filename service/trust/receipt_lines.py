@@ -21,6 +21,7 @@ from service.trust.receipts import Checked, ReceiptFault, check, rescorer, rooms
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest_if_any
+from service.validation.limits import recorded_round
 
 CODES: Final = {
     "shape": "unreadable",
@@ -70,19 +71,20 @@ def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
             return None, ()
         ids = [room.get("round_id") if isinstance(room, dict) else None for room in rooms]
         named: Rooms = tuple(
-            (round_id, result["room_digest"])
-            for round_id, result in zip(ids, results, strict=True)
-            if isinstance(round_id, str) and _ruled(result) and isinstance(result.get("room_digest"), str)
+            (recorded, result["room_digest"])
+            for recorded, result in zip(map(recorded_round, ids), results, strict=True)
+            if recorded is not None and _ruled(result) and isinstance(result.get("room_digest"), str)
         )
         return ids, named
     round_id = request.get("round_id") if isinstance(request, dict) else None
-    if not isinstance(round_id, str) or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
+    recorded = recorded_round(round_id)  # as rounds scored once records it: an empty id names no round
+    if recorded is None or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
         return round_id, ()
     if path == "/v1/verify":
         digest = room_digest_if_any({k: v for k, v in request.items() if k != "claimed"})
-        return round_id, ((round_id, digest),) if digest is not None else ()  # none: its digest check fails
+        return round_id, ((recorded, digest),) if digest is not None else ()  # none: its digest check fails
     stated = answer.get("room_digest") if isinstance(answer, dict) else None
-    return round_id, ((round_id, stated),) if isinstance(stated, str) else ()
+    return round_id, ((recorded, stated),) if isinstance(stated, str) else ()
 
 
 class ReceiptLines:

@@ -25,6 +25,7 @@ from service.transparency.note import NoteError, Verifier
 from service.transparency.proof import TlogProof
 from service.transparency.tiles import TiledTree, TreeFault, check_tree
 from service.trust.canonical_json import canonical
+from service.validation.limits import recorded_round
 
 MERGE_DELAY: Final = 60
 """Seconds within which a signed ruling is in the log's tree (docs/receipts.md, the log): a ruling absent
@@ -176,8 +177,8 @@ class Findings:
             self.unreadable.append(at)
             return
         round_id, room, keyid = read
-        if isinstance(round_id, str):
-            self.rounds.add(((round_id, room),))
+        if (recorded := recorded_round(round_id)) is not None:  # as rounds scored once: "" names no round
+            self.rounds.add(((recorded, room),))
             self.at.append(at)
         if keys is not None and keyid not in keys:
             self.unknown_keys[str(keyid)].append(at)
@@ -187,8 +188,8 @@ class Findings:
         rooms = []
         for at in sorted(self.at[k] for k in self.rounds.noted(self.rounds.suspects())):
             read = _statement(entry(at))
-            if read is not None and isinstance(read[0], str):
-                rooms.append((read[0], read[1], at))
+            if read is not None and (recorded := recorded_round(read[0])) is not None:
+                rooms.append((recorded, read[1], at))
         twice = {
             round_id: {"rooms": sorted({room for room, _ in held}), "entries": [at for _, at in held]}
             for round_id, held in rerolled(rooms).items()

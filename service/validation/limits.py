@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from service.texts import Named
 
@@ -53,3 +53,9 @@ def hand_named_by(labels: Mapping[str, str], named: Named) -> Named:
         return named
     label = labels[named.en]
     return Named(named.en, f"{label[:1].lower()}{label[1:]} ({named.en})")
+
+
+def recorded_round(round_id: Any) -> str | None:
+    """A round id that names a round, as rounds scored once records it online and a run finds it offline:
+    a string of 1 to ROUND_ID_MOST characters; anything else (none, empty) names none."""
+    return round_id if isinstance(round_id, str) and 0 < len(round_id) <= ROUND_ID_MOST else None

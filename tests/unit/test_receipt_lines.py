@@ -181,6 +181,17 @@ def test_a_round_ruled_on_two_rooms_flags_each_naming_the_other(
     assert "r.jsonl:1, " in records[2]["message"] and "r.jsonl:2" in records[2]["message"]
 
 
+def test_an_empty_round_id_names_no_round_offline_as_online(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Rounds scored once records no empty round id (two rooms under "" both score): two receipts of it
+    are two rounds, no re-roll, as is a round id past the longest, which no answer ruled on anyway."""
+    lines = [MAKER.receipt(room(__import__("random").Random(k), "")) for k in (4, 5)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"))
+    assert [r["code"] for r in records] == [None, None] and code == 0
+
+
 @pytest.mark.parametrize(
     "argv",
     [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
