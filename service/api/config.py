@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Final
 
 from service.rulesets.catalogue import RULESETS_DIR_ENV
 from service.support.bearer_token import BEARER_TOKEN
@@ -143,15 +143,29 @@ def _keys(name: str, raw: str) -> tuple[str, ...]:
     return keys
 
 
+REDIS_URL_QUERY: Final = frozenset({"db", "username", "password", "client_name", "health_check_interval"})
+"""What a Redis URL's query may set, besides ``ssl_…`` for rediss://: redis-py passes any other key to its
+connections as it is, where one it does not know failed every request, and its timeouts and retries are the
+service's own (service/api/redis_link.py)."""
+
+
 def _redis_url(name: str, raw: str) -> str:
     """A URL redis-py reads, checked at start: read at a store's first use, a bad one failed each request."""
     if not raw.startswith(("redis://", "rediss://", "unix://")):
         raise SettingError(Text("setting.redis_url", name=name))
+    from urllib.parse import parse_qsl, urlsplit
+
     from redis import ConnectionPool
 
     try:
-        ConnectionPool.from_url(raw)  # read, not connected
-    except ValueError:  # its words quote the URL, a password with it: never said
+        keys = {key for key, _ in parse_qsl(urlsplit(raw).query, keep_blank_values=True)}
+    except ValueError:
+        keys = set()  # redis-py refuses it below
+    if unknown := sorted(k for k in keys if k not in REDIS_URL_QUERY and not k.startswith("ssl_")):
+        raise SettingError(Text("setting.redis_url_query", name=name, key=unknown[0][:40]))
+    try:
+        ConnectionPool.from_url(raw).make_connection()  # read and made, not connected
+    except Exception:
         raise SettingError(
             Text("setting.redis_url_unread", name=name, password=PREFIX + "ROUNDS_REDIS_PASSWORD")
         ) from None

@@ -47,11 +47,14 @@ def client(url: str, password: str | None = None) -> Redis:
 
 
 def safe_url(url: str | None) -> str:
-    """The URL without its password, for the log."""
-    if not url or "@" not in url:
-        return url or ""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://…@{rest.rsplit('@', 1)[1]}"
+    """The URL without its password, for the log: neither ``user:password@`` nor the query (which may say
+    ``?password=``)."""
+    if not url:
+        return ""
+    url, asked, _ = url.partition("?")
+    if "@" in url:
+        url = f"{url.partition('://')[0]}://…@{url.rsplit('@', 1)[1]}"
+    return url + ("?…" if asked else "")
 
 
 class Rest:
