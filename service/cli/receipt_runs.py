@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, say, seconds_said
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, on_terminal, say, seconds_said
 from service.rulesets.catalogue import Catalogue
 from service.texts import Language, Text, os_error
 
@@ -80,7 +80,7 @@ def verify_many(
         print(f"maubinh {command}: {error.args[0].render(language)}", file=sys.stderr)
         return EXIT_USAGE
     for skipped in skipped_keys(keys):
-        print(f"maubinh {command}: {skipped.render(language)}", file=sys.stderr)
+        print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
     out = sys.stdout.buffer
     jsonl = args.format == "jsonl"
 
@@ -90,7 +90,7 @@ def verify_many(
             shown |= {"verified": record["verified"], "code": record["code"], "message": record["message"]}
             out.write(orjson.dumps(shown) + b"\n")
         else:
-            out.write(f"{file}:{record['line']}: {record['message']}\n".encode())
+            out.write(f"{on_terminal(file)}:{record['line']}: {on_terminal(record['message'])}\n".encode())
 
     progress = _progress(files, language)
     try:

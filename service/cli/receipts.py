@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say, service_catalogue
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, say, service_catalogue
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError
 from service.support.cores import available_cores
@@ -159,11 +159,11 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
         say(command, "receipts.unreadable", language, error=error.args[0])
         return EXIT_REJECTED
     for skipped in receipts.skipped_keys(keys):
-        print(f"maubinh {command}: {skipped.render(language)}", file=sys.stderr)
+        print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
     try:
         checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
     except receipts.ReceiptFault as fault:
-        print(f"maubinh {command}: {fault.says().render(language)}", file=sys.stderr)
+        print(f"maubinh {command}: {on_terminal(fault.says().render(language))}", file=sys.stderr)
         return EXIT_REJECTED
     verdict = checked.verdict().render(language)
     if log is not None:
@@ -171,10 +171,10 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
 
         logged = in_log(receipt, loads(receipt["request"]["body"]), *log)
         if logged.code is not None and logged.said is not None:
-            print(f"maubinh {command}: {logged.said.render(language)}", file=sys.stderr)
+            print(f"maubinh {command}: {on_terminal(logged.said.render(language))}", file=sys.stderr)
             return EXIT_REJECTED
         verdict += logged.said.render(language) if logged.said is not None else ""
-    print(verdict)
+    print(on_terminal(verdict))
     return 0
 
 

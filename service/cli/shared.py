@@ -21,9 +21,19 @@ EXIT_REJECTED = 1
 EXIT_USAGE = 2
 
 
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def on_terminal(text: str) -> str:
+    """``text`` with its control characters written as escapes (``\\n``, ``\\x1b``, ``\\u202e``): what a
+    file says (a round id, a key's kid, a file's name) then cannot start a line of its own, move the
+    cursor, hide what follows or turn the text around on a terminal."""
+    return _UNPRINTABLE.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
+
+
 def say(command: str, key: str, language: Language, **fields: Any) -> None:
     """One line on stderr, ``maubinh <command>: <the text in the language asked>``."""
-    print(f"maubinh {command}: {Text(key, **fields).render(language)}", file=sys.stderr)
+    print(f"maubinh {command}: {on_terminal(Text(key, **fields).render(language))}", file=sys.stderr)
 
 
 def chosen_language(argv: Sequence[str], env: dict[str, str] | os._Environ[str] = os.environ) -> Language:

@@ -192,6 +192,21 @@ def test_an_empty_round_id_names_no_round_offline_as_online(
     assert [r["code"] for r in records] == [None, None] and code == 0
 
 
+def test_what_a_receipt_says_cannot_forge_a_line_of_the_text_verdicts(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A round id may hold control characters (the service scores it): said in a text verdict, a newline
+    in it would start a forged "verified" line, and an escape would hide the real one on a terminal."""
+    forged = "R1\nforged.json:1: verified\x1b[8m"
+    lines = [MAKER.receipt(room(__import__("random").Random(k), forged)) for k in (6, 7)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
+    code = main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "r.jsonl")])
+    said = capfdbinary.readouterr().out.decode()
+    assert code == 1 and len(said.splitlines()) == 2 and "\x1b" not in said
+    assert all(line.startswith(f"{tmp_path / 'r.jsonl'}:") and "R1\\nforged" in line for line in said.splitlines())
+
+
 @pytest.mark.parametrize(
     "argv",
     [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
