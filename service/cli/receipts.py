@@ -145,12 +145,13 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
     """One receipt file: its verdict on stdout and exit 0, or the first failed check on stderr and 1."""
     from service.support.strict_json import BadDocument, loads
     from service.trust import receipts
+    from service.trust.receipt_reading import read_receipt
 
     command = "receipts verify"
     try:
         keys = _read_keys(where)
         with open(path, "rb") as file:
-            receipt = loads(file.read(64 * 1024 * 1024))
+            receipt = read_receipt(file.read(64 * 1024 * 1024))
     except OSError as error:
         shown = getattr(error, "filename", None) or where
         say(command, "cli.cannot_open", language, file=shown, error=os_error(error))

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from service.rulesets.catalogue import Catalogue
-from service.support.strict_json import BadDocument, loads
+from service.support.strict_json import BadDocument
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
-from service.trust.receipt_reading import read_receipt
+from service.trust.receipt_reading import read_body, read_receipt
 from service.trust.receipts import Checked, ReceiptFault, check, rescorer, rooms_ruled
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
@@ -202,7 +202,7 @@ def _round_id_of(receipt: Any) -> Any:
     if not isinstance(body, str):
         return None
     try:
-        document = loads(body)
+        document = read_body(body)
     except BadDocument:
         return None
     if isinstance(document, dict) and isinstance(document.get("rooms"), list):
@@ -217,6 +217,6 @@ def _money_of(receipt: Any) -> int | None:
     if not isinstance(body, str):
         return None
     try:
-        return _money(loads(body))
+        return _money(read_body(body))  # not yet signed for: bounded as the receipt is
     except BadDocument:
         return None

@@ -17,7 +17,8 @@ from typing import Annotated, Any, Final, TypedDict
 import msgspec
 import orjson
 
-from service.support.strict_json import MAX_KEY_CHARS, loads
+from service.support.strict_json import MAX_KEY_CHARS, BadDocument, loads, most_values
+from service.texts import Text
 
 Whole = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 """A whole number orjson reads as one (one past 64 bits it reads as a float)."""
@@ -41,6 +42,21 @@ class _Receipt(msgspec.Struct, forbid_unknown_fields=True):
     response: _Response
 
 
+MOST_VALUES: Final = 4_000_000
+"""The most JSON values a receipt, or a body of it not yet signed for, may hold to be read strictly
+(:func:`most_values`, an upper bound counted in C): a receipt of 500 explained rooms holds some 750,000,
+and a value read costs some 90 bytes, so that a file of tiny values (``[[],[],…]``: a line of its
+64 MiB holds 20 million) is refused rather than read into gigabytes, whoever sent it."""
+
+
+def read_body(text: bytes | str) -> Any:
+    """A JSON text of a receipt read strictly, within :data:`MOST_VALUES`, or :class:`BadDocument`."""
+    counted = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if most_values(counted) > MOST_VALUES:
+        raise BadDocument(Text("bad_json.too_many_values", most=MOST_VALUES))
+    return loads(text)
+
+
 _ENVELOPE: Final = msgspec.json.Decoder(_Receipt)
 _ENCODER: Final = msgspec.json.Encoder()
 
@@ -59,7 +75,7 @@ def read_receipt(text: bytes) -> Any:
             return orjson.loads(text)  # strict, as shown: read by orjson, which reads long strings fastest
     except (msgspec.DecodeError, orjson.JSONDecodeError, UnicodeDecodeError, RecursionError):
         pass  # msgspec's UnicodeDecodeError: a header not UTF-8; RecursionError: a body nested past its depth
-    return loads(text)
+    return read_body(text)
 
 
 class _Player(TypedDict, total=False):

@@ -213,11 +213,11 @@ def check(
         verified = verifier(status, headers, body, jwks, path)
     except Unverified as failed:
         raise ReceiptFault("signature", failed.args[0]) from None
-    from service.support.strict_json import BadDocument, loads
-    from service.trust.receipt_reading import read_signed_answer
+    from service.support.strict_json import BadDocument
+    from service.trust.receipt_reading import read_body, read_signed_answer
 
     try:
-        request, answer = loads(request_body), read_signed_answer(body)
+        request, answer = read_body(request_body), read_signed_answer(body)
     except BadDocument:
         raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
     if read is not None:

@@ -207,6 +207,25 @@ def test_what_a_receipt_says_cannot_forge_a_line_of_the_text_verdicts(
     assert all(line.startswith(f"{tmp_path / 'r.jsonl'}:") and "R1\\nforged" in line for line in said.splitlines())
 
 
+def test_a_receipt_of_millions_of_tiny_values_is_refused_before_it_is_read(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A receipt (or its request body) holding millions of empty arrays took some 90 bytes of memory for each
+    of its bytes' values (1.9 GB for one of 60 MB): values are counted first, and past MOST_VALUES it is
+    unreadable, as a file a counterparty sends for a dispute may be."""
+    from service.support.strict_json import BadDocument
+    from service.trust.receipt_reading import MOST_VALUES, read_body
+
+    tiny = b"[" + b"[]," * MOST_VALUES + b"[]]"
+    with pytest.raises(BadDocument, match="more than"):
+        read_body(tiny)
+    padded = json.dumps(MAKER.receipt(ROOM)).encode()[:-1] + b', "extra": ' + tiny + b"}"
+    (tmp_path / "r.json").write_bytes(padded)
+    code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.json"), more=("--jobs", "1"))
+    assert code == 1 and [r["code"] for r in records] == ["unreadable"]
+    assert "JSON values" in records[0]["message"]
+
+
 @pytest.mark.parametrize(
     "argv",
     [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
