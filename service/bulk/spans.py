@@ -37,8 +37,10 @@ class Span:
     """Lines ``first`` to ``first + lines - 1`` of ``path``: ``length`` bytes from ``offset``."""
 
     path: str
-    identity: tuple[int, int]
-    """The file's device and inode, as the parent read it."""
+    identity: tuple[int, ...]
+    """The file as the parent read it: its device, inode, size and times of change, so that a worker finds
+    it rewritten in place (the same inode: what the parent hashed for the report is then not what the
+    worker reads) as well as replaced."""
     first: int
     offset: int
     length: int
@@ -57,8 +59,8 @@ def regular_path(stream: Any) -> str | None:
     return f"/dev/fd/{descriptor}"  # the workers are forked after it was opened: they hold the descriptor
 
 
-def _identity(status: os.stat_result) -> tuple[int, int]:
-    return status.st_dev, status.st_ino
+def _identity(status: os.stat_result) -> tuple[int, ...]:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def spans(
@@ -114,7 +116,7 @@ def span_lines(span: Span) -> list[bytes]:
     descriptor = os.open(span.path, os.O_RDONLY)
     try:
         if _identity(os.fstat(descriptor)) != span.identity:
-            raise SpanMoved(errno.ESTALE, "the file was replaced while it was being read", span.path)
+            raise SpanMoved(errno.ESTALE, "the file was changed or replaced while it was being read", span.path)
         return list(capped(_Reader(descriptor, span.offset, span.length)))
     finally:
         os.close(descriptor)

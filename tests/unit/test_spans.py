@@ -83,6 +83,19 @@ def test_a_file_replaced_during_the_run_is_refused_not_read(tmp_path: Path) -> N
         spans.span_lines(span)
 
 
+def test_a_file_rewritten_in_place_during_the_run_is_refused_not_read(tmp_path: Path) -> None:
+    """The same inode and size, other bytes (``dd conv=notrunc``): the workers would check lines other than
+    those the parent hashed for the report's inputs."""
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"a\nb\n")
+    (span,) = spans.spans(str(path), 10)
+    with open(path, "r+b") as file:
+        file.write(b"z")
+    os.utime(path, ns=(span.identity[3], span.identity[3]))  # even with its modification time put back
+    with pytest.raises(spans.SpanMoved):
+        spans.span_lines(span)
+
+
 def test_only_a_regular_file_read_from_its_start_is_shared_as_spans(tmp_path: Path) -> None:
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"a\nb\n")
