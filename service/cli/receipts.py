@@ -23,18 +23,26 @@ def catalogue_for_receipts() -> Catalogue:
         return builtin_catalogue()
 
 
+KEY_SET_BYTES = 1024 * 1024
+"""The most a key set is read: one past it is refused as too large, never read cut short."""
+
+
 def _read_keys(where: str) -> Any:
     """A JWK Set from a file, or from the service's URL (its /.well-known/jwks.json)."""
-    from service.support.strict_json import loads
+    from service.support.strict_json import BadDocument, loads
 
     if where.startswith(("http://", "https://")):
         import urllib.request
 
         url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
         with urllib.request.urlopen(url, timeout=10) as answer:
-            return loads(answer.read(1024 * 1024))
-    with open(where, "rb") as file:
-        return loads(file.read(1024 * 1024))
+            read = answer.read(KEY_SET_BYTES + 1)
+    else:
+        with open(where, "rb") as file:
+            read = file.read(KEY_SET_BYTES + 1)
+    if len(read) > KEY_SET_BYTES:
+        raise BadDocument(Text("receipts.keys_too_large", most=KEY_SET_BYTES))
+    return loads(read)
 
 
 def verifier_of(given: str, option: str = "--vkey") -> Any:

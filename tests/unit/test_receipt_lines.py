@@ -302,3 +302,24 @@ def test_a_room_holding_a_number_no_double_holds_fails_its_digest_and_the_run_go
             continue
         assert record["code"] == "room_digest_mismatch" and rooms == ()
     assert [record["verified"] for record, _ in checker.many([*lines, genuine])] == [False, False, True]
+
+
+def test_a_key_set_past_its_cap_is_refused_as_too_large_not_read_cut_short(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Read cut at 1 MiB, a larger key set was said to be "not JSON … column 1,048,573"."""
+    (tmp_path / "keys.json").write_text(json.dumps({"keys": [MAKER.jwks["keys"][0], {"pad": "a" * (1 << 20)}]}))
+    (tmp_path / "r.json").write_text(json.dumps(MAKER.receipt(ROOM)))
+    code = main(
+        [
+            "receipts",
+            "verify",
+            "--keys",
+            str(tmp_path / "keys.json"),
+            "--jobs",
+            "1",
+            str(tmp_path / "r.json"),
+            str(tmp_path / "r.json"),
+        ]
+    )
+    assert code == 2 and "more than 1,048,576 bytes" in capfdbinary.readouterr().err.decode()
