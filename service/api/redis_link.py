@@ -10,6 +10,7 @@ waits on it meanwhile. Two stores given the same URL (and password) share one cl
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
@@ -57,6 +58,15 @@ def safe_url(url: str | None) -> str:
     return url + ("?…" if asked else "")
 
 
+_PIPELINE_COMMAND: Final = re.compile(r"Command # \d+ \(.*\) of pipeline caused error: ", re.S)
+
+
+def _said(error: BaseException) -> str:
+    """What went wrong, without the command a pipeline's error quotes (a caller's round id, a room's digest
+    as raw bytes): "OOM command not allowed when used memory > 'maxmemory'" is the part to read."""
+    return _PIPELINE_COMMAND.sub("", str(error), count=1)
+
+
 class Rest:
     """A store's failures: each counted (``on_error``), the first logged (``failing``, with the error
     and the URL) until the store answers again (``answering``, logged too), and the rest it takes."""
@@ -77,7 +87,7 @@ class Rest:
         now = time.monotonic() if now is None else now
         self._on_error()
         if not self.failing:
-            self._log.error("%s: %s (%s)", self._failing, error, safe_url(self.url))
+            self._log.error("%s: %s (%s)", self._failing, _said(error), safe_url(self.url))
         self.failing = True
         self.resting_until = now + self._backoff
         self._backoff = min(self._backoff * 2, MOST_BACKOFF_SECONDS)

@@ -300,3 +300,18 @@ def test_a_password_in_the_url_s_query_stays_out_of_the_log() -> None:
     assert "SECRET" not in rounds_state(settings).render("en") and "unix:///run/redis.sock?…" in rounds_state(
         settings
     ).render("en")
+
+
+def test_a_full_store_is_logged_by_what_it_said_not_by_the_round_it_refused(
+    url: str, redis_port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """redis-py's error for a pipeline quotes its command: a caller's round id and the room's digest as raw
+    bytes, in the operator's log. The log says Redis's words alone, which the runbook names."""
+    redis_command(redis_port, "CONFIG", "SET", "maxmemory", "1")
+    try:
+        refused = instance(url).test_client().post("/v1/score", json=room("club-7/secret-round"))
+    finally:
+        redis_command(redis_port, "CONFIG", "SET", "maxmemory", "0")
+    assert refused.status_code == 503
+    (said,) = [record.getMessage() for record in caplog.records if record.name == "maubinh.rounds"]
+    assert "maxmemory" in said and "secret-round" not in said and "Command #" not in said
