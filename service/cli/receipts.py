@@ -167,6 +167,13 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
     except BadDocument as error:
         say(command, "receipts.unreadable", language, error=error.args[0])
         return EXIT_REJECTED
+    from service.trust.signing import KeySet, Unverified
+
+    try:
+        KeySet.read(keys)
+    except Unverified as error:  # no JWK Set at all: a usage error, as with several files, not a verdict
+        print(f"maubinh {command}: {on_terminal(error.args[0].render(language))}", file=sys.stderr)
+        return EXIT_USAGE
     for skipped in receipts.skipped_keys(keys):
         print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
     try:

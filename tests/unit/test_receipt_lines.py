@@ -323,3 +323,15 @@ def test_a_key_set_past_its_cap_is_refused_as_too_large_not_read_cut_short(
         ]
     )
     assert code == 2 and "more than 1,048,576 bytes" in capfdbinary.readouterr().err.decode()
+
+
+@pytest.mark.parametrize("files", [1, 2])
+def test_a_key_set_that_is_no_jwk_set_is_a_usage_error_for_one_file_as_for_several(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], files: int
+) -> None:
+    """With one receipt file it was a verdict on the receipt (exit 1), with two a usage error (exit 2)."""
+    (tmp_path / "keys.json").write_text(json.dumps({"keys": {}}))
+    (tmp_path / "r.json").write_text(json.dumps(MAKER.receipt(ROOM)))
+    code = main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), *[str(tmp_path / "r.json")] * files])
+    said = capfdbinary.readouterr()
+    assert code == 2 and said.out == b"" and b"not a JWK Set" in said.err
