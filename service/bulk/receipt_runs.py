@@ -11,6 +11,7 @@ receipts.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
@@ -73,6 +74,8 @@ def inputs(paths: list[str]) -> list[str]:
             found += held
         elif path == "-" or Path(path).is_file():
             found.append(path)
+        elif os.path.exists(path):  # a FIFO, a device: never read as a month of receipts
+            raise OSError(errno.ENODEV, "not a regular file or folder", path)
         else:
             raise FileNotFoundError(2, os.strerror(2), path)
     return found

@@ -100,6 +100,7 @@ OS_ERRORS = {
     errno.EMFILE: "oserror.EMFILE",
     errno.EIO: "oserror.EIO",
     errno.ESTALE: "oserror.ESTALE",
+    errno.ENODEV: "oserror.ENODEV",
 }
 """The system's errors a file of the command line or of an operator's folder meets, in the phrasebook."""
 

@@ -335,3 +335,18 @@ def test_a_key_set_that_is_no_jwk_set_is_a_usage_error_for_one_file_as_for_sever
     code = main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), *[str(tmp_path / "r.json")] * files])
     said = capfdbinary.readouterr()
     assert code == 2 and said.out == b"" and b"not a JWK Set" in said.err
+
+
+def test_a_pipe_named_among_the_inputs_is_said_to_be_no_file_not_missing(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A FIFO given by name was said to be "no such file or directory"."""
+    import os
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
+    (tmp_path / "r.json").write_text(json.dumps(MAKER.receipt(ROOM)))
+    code = main(
+        ["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "fifo"), str(tmp_path / "r.json")]
+    )
+    assert code == 2 and b"not a regular file or folder" in capfdbinary.readouterr().err
