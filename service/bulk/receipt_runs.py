@@ -81,6 +81,22 @@ def inputs(paths: list[str]) -> list[str]:
     return found
 
 
+def not_read(paths: list[str]) -> list[tuple[str, bool]]:
+    """What the folders among ``paths`` hold that :func:`inputs` does not read though a receipt file might
+    be there: a link to a folder (the search follows none), and a ``*.json``-named entry that is no regular
+    file (a pipe, a link to nothing); each with whether it is a link to a folder. Said, so that an auditor
+    knows the run saw less than the folder."""
+    unread: list[tuple[str, bool]] = []
+    for path in paths:
+        if path != "-" and Path(path).is_dir():
+            for entry in sorted(Path(path).rglob("*")):
+                if entry.is_symlink() and entry.is_dir():
+                    unread.append((str(entry), True))
+                elif entry.suffix in FOLDER_SUFFIXES and not entry.is_file():
+                    unread.append((str(entry), False))
+    return unread
+
+
 def holds_lines(path: str) -> bool:
     return path == "-" or path.endswith(LINES_SUFFIXES)
 

@@ -47,7 +47,7 @@ def verify_many(
     """Exit 0 when every receipt verified, 1 when any did not, 2 for a usage error (a path, the keys,
     the line cap, --jobs)."""
     from service.bulk.lines import LineCapError, max_line_bytes
-    from service.bulk.receipt_runs import NoReceipts, inputs, run
+    from service.bulk.receipt_runs import NoReceipts, inputs, not_read, run
     from service.support.strict_json import BadDocument
     from service.trust.receipt_lines import ReceiptLines
     from service.trust.receipts import skipped_keys
@@ -81,6 +81,8 @@ def verify_many(
         return EXIT_USAGE
     for skipped in skipped_keys(keys):
         print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
+    for path, folder in not_read(args.paths):
+        say(command, "receipts.not_read_link" if folder else "receipts.not_read_special", language, path=path)
     out = sys.stdout.buffer
     jsonl = args.format == "jsonl"
 

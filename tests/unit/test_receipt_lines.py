@@ -350,3 +350,24 @@ def test_a_pipe_named_among_the_inputs_is_said_to_be_no_file_not_missing(
         ["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "fifo"), str(tmp_path / "r.json")]
     )
     assert code == 2 and b"not a regular file or folder" in capfdbinary.readouterr().err
+
+
+def test_what_a_folder_holds_and_the_run_does_not_read_is_said(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A link to a folder (the search follows none), a pipe or a dangling link named like a receipt file:
+    skipped without a word, an auditor took the run to have seen the whole folder."""
+    import os
+
+    folder = tmp_path / "month"
+    (folder / "elsewhere").mkdir(parents=True)
+    (folder / "a.json").write_text(json.dumps(MAKER.receipt(ROOM)))
+    os.mkfifo(folder / "pipe.json")
+    (folder / "gone.jsonl").symlink_to(tmp_path / "nothing")
+    (folder / "linked").symlink_to(folder / "elsewhere")
+    code, records, err = _run(tmp_path, capfdbinary, str(folder))
+    assert code == 0 and [r["verified"] for r in records] == [True]
+    said = [line for line in err.splitlines() if "not read" in line]
+    assert [line.split("not read: ")[1].split(",")[0] for line in said] == [
+        str(folder / n) for n in ("gone.jsonl", "linked", "pipe.json")
+    ]
