@@ -88,9 +88,8 @@ class QuotaStore:
             from limits.storage import RedisStorage
 
             self._failure = StorageError
-            pool = (
-                client(url).connection_pool
-            )  # the rounds' store shares it when their URLs are the same and it has no password of its own
+            # the rounds' store shares this pool when their URLs are the same and it has no password of its own
+            pool = client(url).connection_pool
             self._store = RedisStorage(url, connection_pool=pool, key_prefix=KEY_PREFIX, wrap_exceptions=True)
         self._rest = Rest(
             url,

@@ -170,11 +170,11 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
     from service.trust.signing import KeySet, Unverified
 
     try:
-        KeySet.read(keys)
+        usable = KeySet.read(keys)
     except Unverified as error:  # no JWK Set at all: a usage error, as with several files, not a verdict
         print(f"maubinh {command}: {on_terminal(error.args[0].render(language))}", file=sys.stderr)
         return EXIT_USAGE
-    for skipped in receipts.skipped_keys(keys):
+    for skipped in usable.skipped:
         print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
     try:
         checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
