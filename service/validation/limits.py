@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -57,5 +58,9 @@ def hand_named_by(labels: Mapping[str, str], named: Named) -> Named:
 
 def recorded_round(round_id: Any) -> str | None:
     """A round id that names a round, as rounds scored once records it online and a run finds it offline:
-    a string of 1 to ROUND_ID_MOST characters; anything else (none, empty) names none."""
-    return round_id if isinstance(round_id, str) and 0 < len(round_id) <= ROUND_ID_MOST else None
+    a string of 1 to ROUND_ID_MOST characters; anything else (none, empty) names none. Recorded in NFC:
+    "Bàn 1" with its "à" as one character or as "a" and a combining grave is shown alike, so it is one
+    round, and a re-roll cannot hide behind the other spelling of the same id."""
+    if not isinstance(round_id, str) or not 0 < len(round_id) <= ROUND_ID_MOST:
+        return None
+    return unicodedata.normalize("NFC", round_id)

@@ -95,6 +95,19 @@ def test_a_round_scores_again_with_its_room_and_refuses_another_on_either_instan
     assert second.post("/v1/score", json=room(stake=2), headers=as_caller(BETA)).status_code == 200  # beta's own round
 
 
+def test_a_round_id_spelled_in_nfc_or_nfd_is_one_round(url: str) -> None:
+    """ "Bàn 1" with its "à" precomposed (NFC) or as "a" and a combining grave (NFD) looks the same to
+    whoever reads the game's records: one round, so a room under the other spelling is a second room for
+    it, refused, where it used to be scored as a round of its own."""
+    composed, decomposed = "B\u00e0n 1", "Ba\u0300n 1"
+    client = instance(url).test_client()
+    assert client.post("/v1/score", json=room(composed)).status_code == 200
+    refused = client.post("/v1/score", json=room(decomposed, stake=2))
+    assert refused.status_code == 422 and refused.get_json()["first_room_digest"] == room_digest(room(composed))
+    assert client.post("/v1/score", json=room(composed)).status_code == 200  # the first room again
+    assert client.post("/v1/score", json=room("Ba\u0300n 2")).status_code == 200  # another round
+
+
 def test_a_room_refused_for_its_content_or_without_a_round_id_is_not_recorded(url: str) -> None:
     client = instance(url).test_client()
     broken = room()

@@ -192,6 +192,20 @@ def test_an_empty_round_id_names_no_round_offline_as_online(
     assert [r["code"] for r in records] == [None, None] and code == 0
 
 
+def test_a_round_id_in_nfc_and_in_nfd_is_one_round_offline(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The two spellings of "Bàn 1" (its "à" one character, or "a" and a combining grave) are shown alike:
+    two rooms ruled under them are one round scored twice, as rounds scored once refuses the second online."""
+    lines = [
+        MAKER.receipt(room(__import__("random").Random(k), name)) for k, name in ((8, "B\u00e0n 1"), (9, "Ba\u0300n 1"))
+    ]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"))
+    assert code == 1 and [r["code"] for r in records] == ["round_scored_twice"] * 2
+    assert [r["round_id"] for r in records] == ["B\u00e0n 1", "Ba\u0300n 1"]  # each as its receipt states it
+
+
 def test_what_a_receipt_says_cannot_forge_a_line_of_the_text_verdicts(
     tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
 ) -> None:

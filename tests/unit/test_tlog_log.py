@@ -179,6 +179,21 @@ def test_the_monitor_notes_each_ruling_in_a_few_bytes_and_reads_again_only_the_r
     assert len(findings.rounds.rounds) == 300 - 3  # 8 bytes a round, 8 a room, no text kept
 
 
+def test_the_monitor_takes_a_round_id_in_nfc_and_in_nfd_for_one_round() -> None:
+    """As rounds scored once and receipts verify do: "Bàn 1" with a precomposed or a combining accent."""
+    from service.trust.ruling_log import Findings, statement
+
+    log = [
+        statement(name, f"sha256:{k:064x}", "sha-256=:x:", "k1", 1796083200, "/v1/score")
+        for k, name in enumerate(("B\u00e0n 1", "Ba\u0300n 1", "Ba\u0300n 2"))
+    ]
+    findings = Findings()
+    for at, entry in enumerate(log):
+        findings.see(at, entry, {"k1"})
+    twice = findings.report(lambda at: log[at])["rounds_scored_twice"]
+    assert twice == {"B\u00e0n 1": {"rooms": [f"sha256:{k:064x}" for k in (0, 1)], "entries": [0, 1]}}
+
+
 def test_a_walk_through_every_entry_keeps_a_tile_a_level_and_reads_each_once(tmp_path: Path) -> None:
     given = entries(700)  # three level-0 tiles, one level-1
     grow(tmp_path, given, steps=7)
