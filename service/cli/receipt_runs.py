@@ -122,4 +122,7 @@ def verify_many(
         except OSError as error:
             say(command, "cli.cannot_open", language, file=error.filename or args.report, error=os_error(error))
             return EXIT_USAGE
+    if done.receipts == 0:  # an empty file, or one of blank lines: no verdict, and no "every receipt verified"
+        say(command, "receipts.none_read", language, paths=", ".join(args.paths))
+        return EXIT_USAGE
     return EXIT_REJECTED if done.receipts != done.verified else 0

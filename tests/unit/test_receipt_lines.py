@@ -242,13 +242,31 @@ def test_a_receipt_of_millions_of_tiny_values_is_refused_before_it_is_read(
 
 @pytest.mark.parametrize(
     "argv",
-    [["nope.jsonl"], ["--jobs", "0", "r.jsonl"], ["--format", "csv", "r.jsonl"], [], ["empty", "r.jsonl"]],
-    ids=["a missing path", "no worker", "an unknown format", "no path", "a folder without receipts"],
+    [
+        ["nope.jsonl"],
+        ["--jobs", "0", "r.jsonl"],
+        ["--format", "csv", "r.jsonl"],
+        [],
+        ["empty", "r.jsonl"],
+        ["blank.jsonl"],
+        ["--jobs", "2", "blank.jsonl", "blank.ndjson"],
+    ],
+    ids=[
+        "a missing path",
+        "no worker",
+        "an unknown format",
+        "no path",
+        "a folder without receipts",
+        "a file of blank lines",
+        "no receipt in any file",
+    ],
 )
 def test_a_usage_error_exits_2(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], argv: list[str]) -> None:
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("no receipt here")
     (tmp_path / "r.jsonl").write_text(json.dumps(MAKER.receipt(ROOM)) + "\n")
+    (tmp_path / "blank.jsonl").write_text("\n  \r\n\n")
+    (tmp_path / "blank.ndjson").write_text("\n")
     (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
     words = [w if w.startswith("-") or w.isdigit() or w == "csv" else str(tmp_path / w) for w in argv]
     with pytest.raises(SystemExit) if not argv or "csv" in argv else nullcontext():
