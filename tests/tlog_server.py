@@ -39,16 +39,17 @@ def vkey(key: Path, origin: str = ORIGIN) -> str:
 
 
 def start_log(
-    key: Path, store: list[str], port: int | None = None, add_key: Path | None = None
+    key: Path, store: list[str], port: int | None = None, add_key: Path | None = None, add_port: int | None = None
 ) -> tuple[str, subprocess.Popen[bytes]]:
     """`maubinh log serve` with ``store`` (``["--dir", D]`` or ``["--database", URL]``), once it answers;
-    with ``add_key``, a file holding the key additions must carry."""
+    with ``add_key``, a file holding the key additions must carry; with ``add_port``, additions taken there only."""
     port = port or free_port()
+    more = ["--add-port", str(add_port)] if add_port is not None else []
     env = {**os.environ, "MAUBINH_LOG_KEY_FILE": str(key), "MAUBINH_LOG_ORIGIN": ORIGIN}
     if add_key is not None:
         env["MAUBINH_LOG_ADD_KEY_FILE"] = str(add_key)
     process = subprocess.Popen(
-        [MAUBINH, "log", "serve", *store, "--host", "127.0.0.1", "--port", str(port), "--interval", "0.2"],
+        [MAUBINH, "log", "serve", *store, "--host", "127.0.0.1", "--port", str(port), "--interval", "0.2", *more],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

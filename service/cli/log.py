@@ -18,7 +18,7 @@ from typing import Any
 
 from service.cli.receipts import say_log_fault, verifier_of
 from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
-from service.texts import Language, Text
+from service.texts import Language, Text, os_error
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
 ORIGIN_ENV = "MAUBINH_LOG_ORIGIN"
@@ -74,10 +74,18 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
     else:
         say("log serve", "tlog.no_store", language, dir=DIR_ENV, database=DATABASE_ENV)
         return EXIT_USAGE
-    server = LogServer((args.host, args.port), store, signer, origin, args.interval, add_key)
+    adds = (args.host, args.add_port) if args.add_port is not None else None
+    try:
+        server = LogServer((args.host, args.port), store, signer, origin, args.interval, add_key, add_address=adds)
+    except OSError as error:
+        ports = ", ".join(str(port) for port in (args.port, args.add_port) if port is not None)
+        say("log serve", "tlog.cannot_listen", language, host=args.host, ports=ports, error=os_error(error))
+        return EXIT_USAGE
     said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.published}
     say("log serve", "tlog.serving", language, host=args.host, port=str(server.server_address[1]), **said)
     say("log serve", "tlog.adds_keyed" if add_key else "tlog.adds_open", language, env=ADD_KEY_FILE_ENV)
+    if server.adding is not None:
+        say("log serve", "tlog.adds_port", language, port=str(server.adding.server_address[1]))
     stopped = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:
@@ -256,8 +264,9 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
     serve.add_argument("--database", metavar=helped("cli.metavar_url"), help=helped("cli.help_log_database"))
     serve.add_argument("--host", default="127.0.0.1", metavar=helped("cli.metavar_host"), help=helped("cli.help_host"))
     serve.add_argument(
-        "--port", type=int, default=8100, metavar=helped("cli.metavar_port"), help=helped("cli.help_port")
+        "--port", type=int, default=8100, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_port")
     )
+    serve.add_argument("--add-port", type=int, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_add_port"))
     serve.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
     serve.add_argument(
         "--interval",

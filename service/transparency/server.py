@@ -101,7 +101,7 @@ class Sequencer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: LogServer
+    server: _Listener
 
     def setup(self) -> None:
         super().setup()
@@ -135,7 +135,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        store = self.server.store
+        store = self.server.log.store
+        if path == "/healthz":
+            integrated = self.server.log.integrator.published
+            return self._json(200, {"size": integrated, "sequenced": store.sequenced()})
+        if not self.server.reads:
+            return self._json(404, {"error": "this port takes POST /add only: the log is read on its other port"})
         if path == "/checkpoint":
             found = store.read("checkpoint")
             if found is not None:
@@ -144,18 +149,18 @@ class _Handler(BaseHTTPRequestHandler):
             found = store.read(path[1:])
             if found is not None:
                 return self._send(200, found, "application/octet-stream", IMMUTABLE)
-        elif path == "/healthz":
-            integrated = self.server.integrator.published
-            return self._json(200, {"size": integrated, "sequenced": store.sequenced()})
         self._json(404, {"error": f"no such resource: {path[:100]}"})
 
     do_HEAD = do_GET  # noqa: N815
 
     def _refusal(self) -> tuple[int, str, dict[str, str]] | None:
         """Why a POST is refused before its body is read (its route, its key, its length), if it is."""
+        if not self.server.adds:
+            return 404, "entries are added on the log's add port, not this one", {}
         if self.path != "/add":
             return 404, "entries are added with POST /add", {}
-        if self.server.add_key is not None and not carries(self.headers.get("Authorization"), self.server.add_key):
+        add_key = self.server.log.add_key
+        if add_key is not None and not carries(self.headers.get("Authorization"), add_key):
             return (
                 401,
                 f"POST /add needs the log's add key: Authorization: Bearer <key> ({ADD_KEY_FILE_ENV})",
@@ -189,38 +194,32 @@ class _Handler(BaseHTTPRequestHandler):
         if not entries:
             return self._json(400, {"error": "the bundle holds no entry"})
         try:
-            first = self.server.sequencer.add(entries)
+            first = self.server.log.sequencer.add(entries)
         except Exception:
             return self._json(503, {"error": "the log's store did not take the entries; try again"})
         self._json(200, {"first": first, "count": len(entries)})
 
 
-class LogServer(ThreadingHTTPServer):
+class _Listener(ThreadingHTTPServer):
+    """One of the log's ports: a thread a connection, at most ``most_connections`` at once (one more is
+    closed unanswered), each closed once silent for ``idle_seconds``; ``reads`` and ``adds`` say which of
+    the log's requests it takes (``/healthz`` on any)."""
+
     daemon_threads = True
     request_queue_size = 128
 
     def __init__(
         self,
         address: tuple[str, int],
-        store: Store,
-        signer: Signer,
-        origin: str,
-        interval: float,
-        add_key: str | None = None,
-        most_connections: int = MOST_CONNECTIONS,
-        idle_seconds: float = IDLE_SECONDS,
+        log: LogServer,
+        reads: bool,
+        adds: bool,
+        most_connections: int,
+        idle_seconds: float,
     ) -> None:
-        """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`)."""
-        self.store = store
-        self.add_key = add_key
+        self.log, self.reads, self.adds = log, reads, adds
         self.idle_seconds = idle_seconds
         self._connections = threading.BoundedSemaphore(most_connections)
-        self.integrator = Integrator(store, signer, origin)
-        self.sequencer = Sequencer(store)
-        self.stopping = threading.Event()
-        self.integrator_thread = integrating(
-            self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
-        )
         super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
@@ -240,10 +239,58 @@ class LogServer(ThreadingHTTPServer):
         """A client gone mid-request is no fault of the log's: said in one line, without a traceback."""
         logger.warning("a request from %s ended early", client_address[0])
 
+
+class LogServer(_Listener):
+    """The log: its store, sequencer and integrator, served on ``address``. With ``add_address``,
+    ``POST /add`` is taken there only, on connections of its own: readers, however many or slow, then
+    never hold the connections the service adds its rulings with."""
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        store: Store,
+        signer: Signer,
+        origin: str,
+        interval: float,
+        add_key: str | None = None,
+        most_connections: int = MOST_CONNECTIONS,
+        idle_seconds: float = IDLE_SECONDS,
+        add_address: tuple[str, int] | None = None,
+    ) -> None:
+        """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`)."""
+        self.store = store
+        self.add_key = add_key
+        self.integrator = Integrator(store, signer, origin)
+        self.sequencer = Sequencer(store)
+        self.stopping = threading.Event()
+        self.integrator_thread = integrating(
+            self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
+        )
+        super().__init__(address, self, True, add_address is None, most_connections, idle_seconds)
+        self.adding = (
+            _Listener(add_address, self, False, True, most_connections, idle_seconds)
+            if add_address is not None
+            else None
+        )
+        self._adding_thread: threading.Thread | None = None
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Serve both ports till :meth:`shutdown`: the add port, if any, on a thread of its own."""
+        if self.adding is not None and self._adding_thread is None:
+            self._adding_thread = threading.Thread(
+                target=self.adding.serve_forever, args=(poll_interval,), name="maubinh-log-adds", daemon=True
+            )
+            self._adding_thread.start()
+        super().serve_forever(poll_interval)
+
     def stop(self) -> None:
         """Stop taking requests, sequence what was taken, integrate it once more, close the store."""
         self.shutdown()
         self.server_close()
+        if self.adding is not None:
+            if self._adding_thread is not None:
+                self.adding.shutdown()
+            self.adding.server_close()
         self.sequencer.stop()
         self.stopping.set()
         self.integrator_thread.join(10)

@@ -510,7 +510,13 @@ def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp
     assert not any(o["kind"] == "Secret" and o["metadata"]["name"] == "maubinh-log-key" for o in objects)
     service = next(o for o in objects if o["kind"] == "Service" and o["metadata"]["name"] == "maubinh-log")
     fed = {e["name"]: e.get("value") for e in _deployment(objects)["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert fed["MAUBINH_LOG_URL"] == f"http://maubinh-log:{service['spec']['ports'][0]['port']}"
+    ports = {port["name"]: port for port in service["spec"]["ports"]}
+    assert fed["MAUBINH_LOG_URL"] == f"http://maubinh-log:{ports['add']['port']}"  # adds on a port of their own
+    served = {port["name"]: port["containerPort"] for port in container["ports"]}
+    assert served["add"] == ports["add"]["port"] and served["add"] != served["http"]
+    command = container["command"]
+    assert command[command.index("--add-port") + 1] == str(served["add"])
+    assert command[command.index("--port") + 1] == str(served["http"])
     assert Settings.from_env({"MAUBINH_LOG_URL": fed["MAUBINH_LOG_URL"]}).log_url == fed["MAUBINH_LOG_URL"]
     served = _deployment(objects)["spec"]["template"]["spec"]
     for side, container_of in ((pod, container), (served, served["containers"][0])):  # the log and the feeder

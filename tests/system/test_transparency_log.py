@@ -60,11 +60,14 @@ def maubinh(*words: str, stdin: str | None = None) -> subprocess.CompletedProces
 def test_signed_rulings_are_logged_found_proven_and_monitored(tmp_path: Path) -> None:
     log_key, signing, add_key = new_key(tmp_path), new_key(tmp_path, "signing.pem"), new_add_key(tmp_path)
     verifier = vkey(log_key)
-    log_base, log = start_log(log_key, ["--dir", str(tmp_path / "log")], add_key=add_key)  # as deployed
+    add_port = free_port()
+    log_base, log = start_log(
+        log_key, ["--dir", str(tmp_path / "log")], add_key=add_key, add_port=add_port
+    )  # as deployed
     base, service = start(
         {
             "MAUBINH_SIGNING_KEY_FILE": str(signing),
-            "MAUBINH_LOG_URL": log_base,
+            "MAUBINH_LOG_URL": f"http://127.0.0.1:{add_port}",  # the add port; reads on log_base
             "MAUBINH_LOG_ADD_KEY_FILE": str(add_key),
         }
     )

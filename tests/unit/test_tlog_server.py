@@ -103,3 +103,59 @@ def test_a_client_waiting_to_send_its_body_is_answered_the_refusal_first(log: Lo
         assert connection.recv(65536).startswith(b"HTTP/1.1 100 Continue\r\n")
         connection.sendall(b"abc")
         assert connection.recv(65536).startswith(b"HTTP/1.1 400")  # read, and not an entry bundle
+
+
+def test_with_an_add_port_readers_holding_every_connection_keep_no_ruling_out(tmp_path: Path) -> None:
+    """Readers' connections (anyone's, the log being public) fill the read port; the service's additions
+    are taken on a port of their own, and only there, so that they are never the ones closed unanswered."""
+    from service.transparency.tiles import bundle
+
+    signer = Signer("maubinh.test/log", bytes(range(32)))
+    server = LogServer(
+        ("127.0.0.1", 0), FolderStore(tmp_path / "log"), signer, "maubinh.test/log", 0.2, KEY,
+        most_connections=2, idle_seconds=5, add_address=("127.0.0.1", 0),
+    )  # fmt: skip
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    serving.start()
+    assert server.adding is not None
+    adds = ("127.0.0.1", int(server.adding.server_address[1]))
+    body = bundle([b"a ruling", b"another"])
+    post = f"POST /add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n\r\n"
+    try:
+        answered = exchange(server, post.encode() + body)  # the read port takes no addition
+        assert answered.startswith(b"HTTP/1.1 404") and b"add port" in answered
+        with socket.create_connection(adds, timeout=5) as connection:
+            connection.sendall(b"GET /checkpoint HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert connection.recv(65536).startswith(b"HTTP/1.1 404")  # nor the add port a read
+        held = [socket.create_connection(address(server), timeout=5) for _ in range(2)]  # every read slot, silent
+        try:
+            time.sleep(0.1)
+            assert not healthy(server)
+            with socket.create_connection(adds, timeout=5) as connection:
+                connection.sendall(post.encode() + body)
+                connection.shutdown(socket.SHUT_WR)  # no more requests: the log closes once it has answered
+                answered = b""
+                while chunk := connection.recv(65536):
+                    answered += chunk
+            assert answered.startswith(b"HTTP/1.1 200") and b'"first": 0, "count": 2' in answered
+        finally:
+            for connection in held:
+                connection.close()
+    finally:
+        server.stop()
+        serving.join(5)
+    assert not serving.is_alive() and server._adding_thread is not None and not server._adding_thread.is_alive()
+
+
+def test_log_serve_names_the_ports_it_cannot_listen_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlog_server import new_key
+
+    from service.cli import main
+
+    monkeypatch.setenv("MAUBINH_LOG_KEY_FILE", str(new_key(tmp_path)))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        argv = ["log", "serve", "--dir", str(tmp_path / "log"), "--port", "0", "--add-port", busy]
+        assert main(argv) == 2  # a usage error, said in one line: no traceback
