@@ -517,6 +517,14 @@ def test_the_log_component_runs_the_log_as_its_own_stateful_set_and_feeds_it(tmp
     command = container["command"]
     assert command[command.index("--add-port") + 1] == str(served["add"])
     assert command[command.index("--port") + 1] == str(served["http"])
+    fence = next(o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "maubinh-log")
+    assert fence["spec"]["podSelector"]["matchLabels"].items() <= log["spec"]["template"]["metadata"]["labels"].items()
+    reads, adds = fence["spec"]["ingress"]
+    assert reads == {"ports": [{"port": "http"}]}  # from anyone
+    pods = _deployment(objects)["spec"]["template"]["metadata"]["labels"]
+    assert adds["ports"] == [{"port": "add"}] and [
+        p["podSelector"]["matchLabels"].items() <= pods.items() for p in adds["from"]
+    ] == [True]
     assert Settings.from_env({"MAUBINH_LOG_URL": fed["MAUBINH_LOG_URL"]}).log_url == fed["MAUBINH_LOG_URL"]
     served = _deployment(objects)["spec"]["template"]["spec"]
     for side, container_of in ((pod, container), (served, served["containers"][0])):  # the log and the feeder
