@@ -17,23 +17,22 @@ import queue
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
 from service.transparency.add_key import ADD_KEY_FILE_ENV, carries
+from service.transparency.bounded_http import (
+    CONTENT_LENGTH,
+    IDLE_SECONDS,
+    MOST_CONNECTIONS,
+    BoundedHandler,
+    BoundedServer,
+)
 from service.transparency.integrate import Integrator, integrating
 from service.transparency.note import Signer
 from service.transparency.stores import Store
 from service.transparency.tiles import TreeFault, unbundle
 
 MAX_ADD_BYTES: Final = 8 * 1024 * 1024
-CONTENT_LENGTH: Final = re.compile(r"[0-9]{1,12}")
-"""ASCII digits only (``str.isdigit`` also takes "²"), matched whole."""
-MOST_CONNECTIONS: Final = 256
-"""Connections served at once (a thread each); one more is closed unanswered, so that idle clients
-cannot make the log spawn threads without bound."""
-IDLE_SECONDS: Final = 30.0
-"""A connection that sends nothing for this long is closed."""
 MAX_GROUP: Final = 50_000
 """The most entries sequenced in one group (one fsync or COMMIT)."""
 TILE: Final = re.compile(
@@ -99,16 +98,8 @@ class Sequencer:
         self._thread.join(5)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BoundedHandler):
     server: _Listener
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.settimeout(self.server.idle_seconds)  # a connection silent this long is closed
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
     def _send(
         self, status: int, body: bytes, content_type: str, cache: str = "no-store", more: dict[str, str] | None = None
@@ -133,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps({"error": error}).encode()
         self._send(status, body, "application/json", more={**(more or {}), "Connection": "close"})
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
         path = self.path.split("?", 1)[0]
         store = self.server.log.store
         if path == "/healthz":
@@ -182,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._refuse(*refused)
         return False
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
         refused = self._refusal()
         if refused is not None:
             return self._refuse(*refused)
@@ -200,13 +191,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, {"first": first, "count": len(entries)})
 
 
-class _Listener(ThreadingHTTPServer):
-    """One of the log's ports: a thread a connection, at most ``most_connections`` at once (one more is
-    closed unanswered), each closed once silent for ``idle_seconds``; ``reads`` and ``adds`` say which of
-    the log's requests it takes (``/healthz`` on any)."""
-
-    daemon_threads = True
-    request_queue_size = 128
+class _Listener(BoundedServer):
+    """One of the log's ports (:class:`BoundedServer`); ``reads`` and ``adds`` say which of the log's
+    requests it takes (``/healthz`` on any)."""
 
     def __init__(
         self,
@@ -218,26 +205,7 @@ class _Listener(ThreadingHTTPServer):
         idle_seconds: float,
     ) -> None:
         self.log, self.reads, self.adds = log, reads, adds
-        self.idle_seconds = idle_seconds
-        self._connections = threading.BoundedSemaphore(most_connections)
-        super().__init__(address, _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for the connection while fewer than ``most_connections`` are served; else it is closed."""
-        if not self._connections.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._connections.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client gone mid-request is no fault of the log's: said in one line, without a traceback."""
-        logger.warning("a request from %s ended early", client_address[0])
+        super().__init__(address, _Handler, most_connections, idle_seconds)
 
 
 class LogServer(_Listener):

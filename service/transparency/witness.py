@@ -21,13 +21,19 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from nacl.bindings import crypto_sign, crypto_sign_open, crypto_sign_seed_keypair
 from nacl.exceptions import BadSignatureError
 
+from service.transparency.bounded_http import (
+    CONTENT_LENGTH,
+    IDLE_SECONDS,
+    MOST_CONNECTIONS,
+    BoundedHandler,
+    BoundedServer,
+)
 from service.transparency.merkle import HASH_SIZE, ProofError, consistency_proof, verify_consistency
 from service.transparency.note import DASH, Checkpoint, NoteError, Verifier, key_id, key_name, open_note, parse_vkey
 from service.transparency.tiles import Read, TiledTree
@@ -204,12 +210,8 @@ def _read_request(body: bytes) -> tuple[int, list[bytes], str]:
     raise ValueError("no empty line ends the consistency proof")
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(BoundedHandler):
     server: WitnessServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
 
     def _send(self, answer: Answer) -> None:
         self.send_response(answer.status)
@@ -218,18 +220,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(answer.body)
 
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if self.path.split("?", 1)[0] == "/healthz":
             return self._send(
                 Answer(200, "application/json", json.dumps({"logs": len(self.server.witness.logs)}).encode())
             )
         self._send(Answer.says(404, "checkpoints are cosigned with POST /add-checkpoint"))
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
         if self.path != "/add-checkpoint":
             return self._send(Answer.says(404, "checkpoints are cosigned with POST /add-checkpoint"))
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if length is None or not CONTENT_LENGTH.fullmatch(length):
             return self._send(Answer.says(411, "POST /add-checkpoint needs a Content-Length"))
         if int(length) > MAX_BODY:
             self.close_connection = True
@@ -237,12 +239,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(self.server.witness.add_checkpoint(self.rfile.read(int(length)), int(time.time())))
 
 
-class WitnessServer(ThreadingHTTPServer):
-    daemon_threads = True
+class WitnessServer(BoundedServer):
+    """A witness's HTTP API, open to whoever reaches it, bounded as the log's (:class:`BoundedServer`)."""
 
-    def __init__(self, address: tuple[str, int], witness: Witness) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        witness: Witness,
+        most_connections: int = MOST_CONNECTIONS,
+        idle_seconds: float = IDLE_SECONDS,
+    ) -> None:
         self.witness = witness
-        super().__init__(address, _Handler)
+        super().__init__(address, _Handler, most_connections, idle_seconds)
 
 
 def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known: int = 0) -> tuple[int, bytes]:

@@ -75,6 +75,33 @@ def test_connections_past_the_most_are_closed_unanswered_and_idle_ones_time_out(
         time.sleep(0.05)
 
 
+def test_connections_sending_their_request_a_byte_at_a_time_are_closed_once_it_is_late(log: LogServer) -> None:
+    """Each byte within the idle time keeps a connection past it, so the whole request head must come in
+    that time: else readers trickling bytes would hold every connection of the public log for good."""
+    trickling = [socket.create_connection(address(log), timeout=5) for _ in range(3)]
+    try:
+        started = time.monotonic()
+        for held in trickling:
+            held.sendall(b"GET /checkpoint HTTP/1.1\r\n")
+        closed: set[int] = set()
+        while len(closed) < 3 and time.monotonic() - started < 5:
+            for k, held in enumerate(trickling):
+                if k not in closed:
+                    try:
+                        held.sendall(b"X")  # a byte every 0.1 s: never idle for the 0.5 s the log waits
+                    except OSError:
+                        closed.add(k)
+            time.sleep(0.1)
+        assert len(closed) == 3 and time.monotonic() - started < 3  # closed once their heads were late
+    finally:
+        for held in trickling:
+            held.close()
+    deadline = time.monotonic() + 3
+    while not healthy(log):
+        assert time.monotonic() < deadline, "the slots were not given back"
+        time.sleep(0.05)
+
+
 def test_a_refused_posts_body_is_never_read_as_a_request(log: LogServer) -> None:
     smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
     for path, headers in (("/add/", f"Content-Length: {len(smuggled)}\r\n"), ("/add", "Content-Length: \u00b2\r\n")):

@@ -155,3 +155,50 @@ def test_two_racing_requests_from_one_size_get_one_cosignature(log: tuple[Path, 
         for thread in threads:
             thread.join()
         assert sorted(statuses) == [200, 409]
+
+
+def test_the_witness_is_served_bounded_as_the_log_is(tmp_path: Path) -> None:
+    """Anyone may reach a witness: its connections are bounded in number and in the time a request head
+    may take (it had neither, a thread a connection kept for good), and a Content-Length of "²" is a 411."""
+    import socket
+    import time
+    import urllib.request
+
+    from service.transparency.witness import WitnessServer
+
+    server = WitnessServer(("127.0.0.1", 0), witness(tmp_path / "w"), most_connections=2, idle_seconds=0.5)
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    serving.start()
+    where = ("127.0.0.1", int(server.server_address[1]))
+
+    def healthy() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://{where[0]}:{where[1]}/healthz", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    try:
+        with socket.create_connection(where, timeout=5) as connection:
+            connection.sendall("POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: \u00b2\r\n\r\n".encode())
+            assert connection.recv(65536).startswith(b"HTTP/1.1 411")
+        held = [socket.create_connection(where, timeout=5) for _ in range(2)]
+        try:
+            for connection in held:
+                connection.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+            time.sleep(0.1)
+            assert not healthy()
+            started = time.monotonic()
+            assert all(connection.recv(1) == b"" for connection in held)  # closed once the heads were late
+            assert time.monotonic() - started < 3
+        finally:
+            for connection in held:
+                connection.close()
+        deadline = time.monotonic() + 3
+        while not healthy():
+            assert time.monotonic() < deadline, "the slots were not given back"
+            time.sleep(0.05)
+    finally:
+        server.shutdown()
+        server.server_close()
+        serving.join(5)
