@@ -48,6 +48,13 @@ def healthy(server: LogServer) -> bool:
         return False
 
 
+def slots_given_back(server: LogServer) -> None:
+    deadline = time.monotonic() + 3
+    while not healthy(server):
+        assert time.monotonic() < deadline, "the slots were not given back"
+        time.sleep(0.05)
+
+
 def exchange(server: LogServer, raw: bytes) -> bytes:
     """What the log answers ``raw`` on one connection, until it closes it."""
     with socket.create_connection(address(server), timeout=5) as connection:
@@ -69,10 +76,7 @@ def test_connections_past_the_most_are_closed_unanswered_and_idle_ones_time_out(
     finally:
         for held in idle:
             held.close()
-    deadline = time.monotonic() + 3
-    while not healthy(log):
-        assert time.monotonic() < deadline, "the slots were not given back"
-        time.sleep(0.05)
+    slots_given_back(log)
 
 
 def test_connections_sending_their_request_a_byte_at_a_time_are_closed_once_it_is_late(log: LogServer) -> None:
@@ -96,10 +100,7 @@ def test_connections_sending_their_request_a_byte_at_a_time_are_closed_once_it_i
     finally:
         for held in trickling:
             held.close()
-    deadline = time.monotonic() + 3
-    while not healthy(log):
-        assert time.monotonic() < deadline, "the slots were not given back"
-        time.sleep(0.05)
+    slots_given_back(log)
 
 
 def test_a_refused_posts_body_is_never_read_as_a_request(log: LogServer) -> None:
