@@ -74,18 +74,20 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
     else:
         say("log serve", "tlog.no_store", language, dir=DIR_ENV, database=DATABASE_ENV)
         return EXIT_USAGE
-    adds = (args.host, args.add_port) if args.add_port is not None else None
+    adds = (args.add_host or args.host, args.add_port) if args.add_port is not None else None
     try:
         server = LogServer((args.host, args.port), store, signer, origin, args.interval, add_key, add_address=adds)
     except OSError as error:
         ports = ", ".join(str(port) for port in (args.port, args.add_port) if port is not None)
-        say("log serve", "tlog.cannot_listen", language, host=args.host, ports=ports, error=os_error(error))
+        hosts = ", ".join(dict.fromkeys(host for host in (args.host, args.add_host) if host))
+        say("log serve", "tlog.cannot_listen", language, host=hosts, ports=ports, error=os_error(error))
         return EXIT_USAGE
     said = {"origin": origin, "vkey": signer.verifier.vkey, "where": where, "size": server.integrator.published}
     say("log serve", "tlog.serving", language, host=args.host, port=str(server.server_address[1]), **said)
     say("log serve", "tlog.adds_keyed" if add_key else "tlog.adds_open", language, env=ADD_KEY_FILE_ENV)
     if server.adding is not None:
-        say("log serve", "tlog.adds_port", language, port=str(server.adding.server_address[1]))
+        added = server.adding.server_address
+        say("log serve", "tlog.adds_port", language, host=str(added[0]), port=str(added[1]))
     stopped = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:
@@ -267,6 +269,7 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
         "--port", type=int, default=8100, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_port")
     )
     serve.add_argument("--add-port", type=int, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_add_port"))
+    serve.add_argument("--add-host", metavar=helped("cli.metavar_host"), help=helped("cli.help_log_add_host"))
     serve.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
     serve.add_argument(
         "--interval",

@@ -1,13 +1,17 @@
 """HTTP as the log's processes serve it to whoever reaches them (the log, a witness): a thread a
-connection, at most so many at once, and none kept by a client that sends nothing, or sends its request a
-byte at a time. The standard library's threaded server, bounded: its work is small and synchronous (a
-queue hand-off, a file read, a signature), and it hosts no Flask."""
+connection, at most so many at once, none kept by a client that sends nothing, or sends its request a
+byte at a time, and no request read but one whose framing is plain (one Content-Length, no
+Transfer-Encoding, no body on a GET), so that no bytes of one are read as another. The standard
+library's threaded server, bounded: its work is small and synchronous (a queue hand-off, a file read, a
+signature), and it hosts no Flask."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import socket
+import sys
 import threading
 import time
 from contextlib import suppress
@@ -18,8 +22,11 @@ MOST_CONNECTIONS: Final = 256
 """Connections served at once (a thread each); one more is closed unanswered, so that idle clients
 cannot make the process spawn threads without bound."""
 IDLE_SECONDS: Final = 30.0
-"""A connection that sends nothing for this long is closed, and so is one whose request line and headers
-have not all come this long after the server began to wait for them (a byte at a time keeps no connection)."""
+"""A connection that sends nothing for this long is closed, and so is one whose request (its line, its
+headers and its body) has not all come this long after the server began to wait for it: a byte at a time
+keeps no connection."""
+SAID_EVERY: Final = 10.0
+"""Clients gone mid-request are said at most once in this many seconds, with their count."""
 CONTENT_LENGTH: Final = re.compile(r"[0-9]{1,12}")
 """ASCII digits only (``str.isdigit`` also takes "²"), matched whole."""
 logger = logging.getLogger("maubinh.log")
@@ -42,9 +49,10 @@ class BoundedServer(ThreadingHTTPServer):
         self.idle_seconds = idle_seconds
         self._connections = threading.BoundedSemaphore(most_connections)
         self._heads: dict[socket.socket, float] = {}
-        """The connections whose request head is awaited, and when it is too late."""
+        """The connections whose request is awaited, and when it is too late."""
         self._heads_lock = threading.Lock()
         self._closed = threading.Event()
+        self._ended_early, self._said_at = 0, -SAID_EVERY
         super().__init__(address, handler)
         threading.Thread(target=self._close_late_heads, name="maubinh-http-heads", daemon=True).start()
 
@@ -57,7 +65,7 @@ class BoundedServer(ThreadingHTTPServer):
             self._heads.pop(connection, None)
 
     def _close_late_heads(self) -> None:
-        """Shut each connection whose request head is late: its thread's read returns, and it ends."""
+        """Shut each connection whose request is late: its thread's read returns, and it ends."""
         while not self._closed.wait(min(1.0, self.idle_seconds / 4)):
             now = time.monotonic()
             with self._heads_lock:
@@ -86,13 +94,24 @@ class BoundedServer(ThreadingHTTPServer):
             self._connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client gone mid-request is no fault of the server's: said in one line, without a traceback."""
-        logger.warning("a request from %s ended early", client_address[0])
+        """A client gone mid-request is no fault of the server's: said in one line, without a traceback, and
+        at most once in :data:`SAID_EVERY` seconds, however many do so; anything else is a fault, said whole."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            logger.exception("a request from %s failed", client_address[0])
+            return
+        now = time.monotonic()
+        with self._heads_lock:
+            self._ended_early += 1
+            if now < self._said_at + SAID_EVERY:
+                return
+            count, self._ended_early, self._said_at = self._ended_early, 0, now
+        logger.warning("%d request(s) ended early, the last from %s", count, client_address[0])
 
 
 class BoundedHandler(BaseHTTPRequestHandler):
-    """HTTP/1.1, silent (the process logs what matters itself), its request head awaited within the
-    server's ``idle_seconds``."""
+    """HTTP/1.1, silent (the process logs what matters itself), its request awaited within the server's
+    ``idle_seconds``, its refusals JSON; a handler reads a body with :meth:`read_body` only."""
 
     protocol_version = "HTTP/1.1"
     server: BoundedServer
@@ -112,6 +131,47 @@ class BoundedHandler(BaseHTTPRequestHandler):
             self.server.heard(self.connection)
 
     def parse_request(self) -> bool:
-        parsed = super().parse_request()  # the request line's rest, and the headers, now read
+        """The request line and headers, read; refused (400, the connection closed) where its framing is
+        not plain: its headers not all read, a Transfer-Encoding, two Content-Lengths, a body on a GET."""
+        if not super().parse_request():
+            return False
+        headers = self.headers
+        lengths = headers.get_all("Content-Length") or []
+        why = (
+            "a header that cannot be read"
+            if headers.defects or headers.get_payload()
+            else "Transfer-Encoding is not taken: send a Content-Length"
+            if "Transfer-Encoding" in headers
+            else "one Content-Length at most"
+            if len(lengths) > 1
+            else "no body on a GET or HEAD"
+            if self.command in ("GET", "HEAD") and lengths not in ([], ["0"])
+            else None
+        )
+        if why is not None:
+            self.send_error(400, why)
+            return False
+        return True
+
+    def read_body(self, length: int) -> bytes:
+        """The request's body, which must come within the same time as its head: then the request is heard."""
+        body = self.rfile.read(length)
         self.server.heard(self.connection)
-        return parsed
+        return body
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self.server.heard(self.connection)  # answered (a body still unread is never read: the handler closes)
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals too (a request line it cannot read, a method it has no handler for):
+        JSON, as every answer, and the connection closed, so that nothing after the refusal is read."""
+        self.close_connection = True
+        body = json.dumps({"error": message or self.responses.get(code, ("",))[0]}).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)

@@ -174,8 +174,8 @@ class Checkpoint:
         if len(lines) < 4 or lines[-1] != "" or any(line == "" for line in lines[:-1]):
             raise NoteError("a checkpoint is at least three non-empty lines: origin, size, root")
         origin, size, root = lines[0], lines[1], lines[2]
-        if not re.fullmatch(r"0|[1-9][0-9]*", size):
-            raise NoteError("a checkpoint's size is a decimal with no leading zero")
+        if not re.fullmatch(r"0|[1-9][0-9]{0,19}", size) or int(size) >= 2**64:
+            raise NoteError("a checkpoint's size is a decimal below 2**64 with no leading zero")
         try:
             raw = base64.b64decode(root, validate=True)
         except binascii.Error:

@@ -35,6 +35,9 @@ from service.transparency.tiles import TreeFault, unbundle
 MAX_ADD_BYTES: Final = 8 * 1024 * 1024
 MAX_GROUP: Final = 50_000
 """The most entries sequenced in one group (one fsync or COMMIT)."""
+MAX_ADD_ENTRIES: Final = MAX_GROUP
+"""The most entries one POST /add may bring (the service's feeder sends 2,000 at most): 8 MiB of empty
+entries would be four million, some 700 MB to hold."""
 TILE: Final = re.compile(
     r"/tile/(?:entries|[0-9]|[1-5][0-9]|6[0-3])/(?:x[0-9]{3}/)*[0-9]{3}(?:\.p/(?:[1-9][0-9]?|1[0-9]{2}|2[0-4][0-9]|25[0-5]))?"
 )
@@ -118,8 +121,8 @@ class _Handler(BoundedHandler):
         self._send(status, json.dumps(document).encode(), "application/json")
 
     def _refuse(self, status: int, error: str, more: dict[str, str] | None = None) -> None:
-        """A POST answered without its body read: the connection closes, so that no byte of that body
-        is ever read as a request of its own."""
+        """A request refused and its connection closed: a POST's body unread is never read as a request of
+        its own, and on the add port nothing but a keyed POST /add keeps a connection."""
         self.close_connection = True
         body = json.dumps({"error": error}).encode()
         self._send(status, body, "application/json", more={**(more or {}), "Connection": "close"})
@@ -127,11 +130,11 @@ class _Handler(BoundedHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         path = self.path.split("?", 1)[0]
         store = self.server.log.store
+        if not self.server.reads:  # nothing but a keyed POST /add keeps a connection to the add port
+            return self._refuse(404, "this port takes POST /add only: the log is read on its other port")
         if path == "/healthz":
             integrated = self.server.log.integrator.published
             return self._json(200, {"size": integrated, "sequenced": store.sequenced()})
-        if not self.server.reads:
-            return self._json(404, {"error": "this port takes POST /add only: the log is read on its other port"})
         if path == "/checkpoint":
             found = store.read("checkpoint")
             if found is not None:
@@ -179,7 +182,7 @@ class _Handler(BoundedHandler):
             return self._refuse(*refused)
         length = int(self.headers["Content-Length"])
         try:
-            entries = unbundle(self.rfile.read(length))
+            entries = unbundle(self.read_body(length), most=MAX_ADD_ENTRIES)
         except TreeFault as fault:
             return self._json(400, {"error": f"the body is not an entry bundle: {fault.args[0]}"})
         if not entries:

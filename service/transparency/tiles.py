@@ -60,10 +60,14 @@ def bundle(entries: list[bytes]) -> bytes:
     return bytes(out)
 
 
-def unbundle(data: bytes) -> list[bytes]:
-    """An entry bundle's entries; :class:`TreeFault` for one that runs past the end."""
-    entries, at = [], 0
+def unbundle(data: bytes, most: int | None = None) -> list[bytes]:
+    """An entry bundle's entries; :class:`TreeFault` for one that runs past the end, or holds more than
+    ``most``."""
+    entries: list[bytes] = []
+    at = 0
     while at < len(data):
+        if most is not None and len(entries) == most:
+            raise TreeFault(f"an entry bundle of at most {most} entries")
         if at + 2 > len(data):
             raise TreeFault("an entry bundle ends inside a length")
         length = int.from_bytes(data[at : at + 2], "big")

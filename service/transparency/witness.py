@@ -43,7 +43,8 @@ COSIGNATURE: Final = 0x04
 MAX_PROOF_LINES: Final = 63
 MAX_BODY: Final = 64 * 1024
 SIZE_TYPE: Final = "text/x.tlog.size"
-_OLD: Final = re.compile(r"old (0|[1-9][0-9]*)")
+_OLD: Final = re.compile(r"old (0|[1-9][0-9]{0,19})")
+"""A tree size: below 2**64, so at most 20 digits."""
 
 
 def cosigned_message(checkpoint_text: str, timestamp: int) -> bytes:
@@ -194,7 +195,7 @@ def _read_request(body: bytes) -> tuple[int, list[bytes], str]:
         raise ValueError("the request is UTF-8") from None
     old = _OLD.fullmatch(lines[0])
     if old is None:
-        raise ValueError("the first line is 'old <size>', a decimal with no leading zero")
+        raise ValueError("the first line is 'old <size>', a decimal below 2**64 with no leading zero")
     proof: list[bytes] = []
     for at, line in enumerate(lines[1:], 1):
         if line == "":
@@ -213,10 +214,14 @@ def _read_request(body: bytes) -> tuple[int, list[bytes], str]:
 class _Handler(BoundedHandler):
     server: WitnessServer
 
-    def _send(self, answer: Answer) -> None:
+    def _send(self, answer: Answer, close: bool = False) -> None:
+        """``close``: a refusal of a POST whose body is not read, so that none of it is read as a request."""
+        self.close_connection = self.close_connection or close
         self.send_response(answer.status)
         self.send_header("Content-Type", answer.content_type)
         self.send_header("Content-Length", str(len(answer.body)))
+        if close:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(answer.body)
 
@@ -227,16 +232,31 @@ class _Handler(BoundedHandler):
             )
         self._send(Answer.says(404, "checkpoints are cosigned with POST /add-checkpoint"))
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def _refusal(self) -> Answer | None:
+        """Why a POST is refused before its body is read (its route, its length), if it is."""
         if self.path != "/add-checkpoint":
-            return self._send(Answer.says(404, "checkpoints are cosigned with POST /add-checkpoint"))
+            return Answer.says(404, "checkpoints are cosigned with POST /add-checkpoint")
         length = self.headers.get("Content-Length")
         if length is None or not CONTENT_LENGTH.fullmatch(length):
-            return self._send(Answer.says(411, "POST /add-checkpoint needs a Content-Length"))
+            return Answer.says(411, "POST /add-checkpoint needs a Content-Length")
         if int(length) > MAX_BODY:
-            self.close_connection = True
-            return self._send(Answer.says(413, f"a request of at most {MAX_BODY} bytes"))
-        self._send(self.server.witness.add_checkpoint(self.rfile.read(int(length)), int(time.time())))
+            return Answer.says(413, f"a request of at most {MAX_BODY} bytes")
+        return None
+
+    def handle_expect_100(self) -> bool:
+        """A client waiting for ``100 Continue`` is answered the refusal instead, if its POST is refused."""
+        refused = self._refusal() if self.command == "POST" else None
+        if refused is None:
+            return super().handle_expect_100()
+        self._send(refused, close=True)
+        return False
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        refused = self._refusal()
+        if refused is not None:
+            return self._send(refused, close=True)
+        body = self.read_body(int(self.headers["Content-Length"]))
+        self._send(self.server.witness.add_checkpoint(body, int(time.time())))
 
 
 class WitnessServer(BoundedServer):

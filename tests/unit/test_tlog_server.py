@@ -152,9 +152,13 @@ def test_with_an_add_port_readers_holding_every_connection_keep_no_ruling_out(tm
     try:
         answered = exchange(server, post.encode() + body)  # the read port takes no addition
         assert answered.startswith(b"HTTP/1.1 404") and b"add port" in answered
-        with socket.create_connection(adds, timeout=5) as connection:
-            connection.sendall(b"GET /checkpoint HTTP/1.1\r\nHost: x\r\n\r\n")
-            assert connection.recv(65536).startswith(b"HTTP/1.1 404")  # nor the add port a read
+        for path in ("/checkpoint", "/healthz"):  # nor the add port a read: refused, and the connection closed
+            with socket.create_connection(adds, timeout=5) as connection:
+                connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\nGET {path} HTTP/1.1\r\n\r\n".encode())
+                answered = b""
+                while chunk := connection.recv(65536):
+                    answered += chunk
+            assert answered.startswith(b"HTTP/1.1 404") and answered.count(b"HTTP/1.1 ") == 1
         held = [socket.create_connection(address(server), timeout=5) for _ in range(2)]  # every read slot, silent
         try:
             time.sleep(0.1)
@@ -187,3 +191,66 @@ def test_log_serve_names_the_ports_it_cannot_listen_on(tmp_path: Path, monkeypat
         busy = str(taken.getsockname()[1])
         argv = ["log", "serve", "--dir", str(tmp_path / "log"), "--port", "0", "--add-port", busy]
         assert main(argv) == 2  # a usage error, said in one line: no traceback
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: {n}\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "POST /add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Length: {n}\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n",
+        "POST /add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nContent-Length: {n}\r\n"
+        "Content-Length: 1\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nX\xff: y\r\nConnection: close\r\nContent-Length: {n}\r\n\r\n",
+    ],
+    ids=["a GET with a body", "chunked", "chunked and a length", "two lengths", "a header not ASCII"],
+)
+def test_a_request_framed_two_ways_is_refused_and_nothing_after_it_read(log: LogServer, head: str) -> None:
+    """What follows a head whose framing another reader (a proxy in front) could take otherwise is never
+    read as a request of its own: one answer, 400, and the connection closed."""
+    smuggled = b"GET /checkpoint HTTP/1.1\r\nHost: x\r\n\r\n"
+    raw = head.format(n=len(smuggled), key=KEY).encode("latin-1") + smuggled
+    answered = exchange(log, raw)
+    assert answered.startswith(b"HTTP/1.1 400") and answered.count(b"HTTP/1.1 ") == 1, answered
+    assert b"Connection: close" in answered and b'{"error": ' in answered
+
+
+def test_a_bundle_of_more_entries_than_one_add_may_bring_is_refused(log: LogServer) -> None:
+    from service.transparency.server import MAX_ADD_ENTRIES
+    from service.transparency.tiles import bundle
+
+    body = bundle([b""] * (MAX_ADD_ENTRIES + 1))  # 100 KB of empty entries
+    head = f"POST /add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Length: {len(body)}\r\n"
+    answered = exchange(log, head.encode() + b"Connection: close\r\n\r\n" + body)
+    assert answered.startswith(b"HTTP/1.1 400") and f"at most {MAX_ADD_ENTRIES} entries".encode() in answered
+
+
+def test_clients_gone_mid_request_are_said_in_one_line_a_while_and_a_fault_whole(
+    log: LogServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client resetting its connections over and over flooded the log's stderr, one line each; and any
+    exception was said as a client gone, which hid a fault of the log's own."""
+    import logging
+
+    logger = logging.getLogger("maubinh.log")
+    heard: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = heard.append  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    try:
+        for _ in range(50):
+            try:
+                raise ConnectionResetError(104, "Connection reset by peer")
+            except ConnectionResetError:
+                log.handle_error(None, ("203.0.113.9", 4000))
+        try:
+            raise KeyError("a fault of the log's own")
+        except KeyError:
+            log.handle_error(None, ("203.0.113.9", 4000))
+    finally:
+        logger.removeHandler(handler)
+    early = [r for r in heard if "ended early" in r.getMessage()]
+    assert len(early) == 1 and early[0].getMessage().startswith("1 request(s) ended early")
+    (fault,) = [r for r in heard if "failed" in r.getMessage()]
+    assert fault.exc_info is not None and fault.exc_info[0] is KeyError

@@ -163,6 +163,7 @@ def test_the_witness_is_served_bounded_as_the_log_is(tmp_path: Path) -> None:
     import socket
     import time
     import urllib.request
+    from contextlib import suppress
 
     from service.transparency.witness import WitnessServer
 
@@ -179,18 +180,32 @@ def test_the_witness_is_served_bounded_as_the_log_is(tmp_path: Path) -> None:
             return False
 
     try:
-        with socket.create_connection(where, timeout=5) as connection:
-            connection.sendall("POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: \u00b2\r\n\r\n".encode())
-            assert connection.recv(65536).startswith(b"HTTP/1.1 411")
+        smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        for head in (
+            "POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: \u00b2\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: {n}\r\n\r\n",
+            "POST /add-checkpoint HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+            "POST /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: {n}\r\n\r\n",
+        ):
+            with socket.create_connection(where, timeout=5) as connection:  # a refusal, then nothing read
+                connection.sendall(head.format(n=len(smuggled)).encode() + smuggled)
+                answered = b""
+                while chunk := connection.recv(65536):
+                    answered += chunk
+            assert answered.count(b"HTTP/1.1 ") == 1 and answered[9:12] in (b"411", b"404"), answered
         held = [socket.create_connection(where, timeout=5) for _ in range(2)]
         try:
-            for connection in held:
-                connection.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+            held[0].sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+            held[1].sendall(b"POST /add-checkpoint HTTP/1.1\r\nContent-Length: 60000\r\n\r\n")
             time.sleep(0.1)
-            assert not healthy()
+            assert not healthy()  # every slot held
             started = time.monotonic()
-            assert all(connection.recv(1) == b"" for connection in held)  # closed once the heads were late
-            assert time.monotonic() - started < 3
+            with suppress(OSError):
+                while time.monotonic() - started < 5:  # its body a byte every 0.1 s: never idle for 0.5 s
+                    held[1].sendall(b"x")
+                    time.sleep(0.1)
+            assert time.monotonic() - started < 3  # closed once the request was late, body and all
+            assert held[0].recv(1) == b""
         finally:
             for connection in held:
                 connection.close()
