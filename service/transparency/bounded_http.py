@@ -52,7 +52,7 @@ class BoundedServer(ThreadingHTTPServer):
         """The connections whose request is awaited, and when it is too late."""
         self._heads_lock = threading.Lock()
         self._closed = threading.Event()
-        self._ended_early, self._said_at = 0, -SAID_EVERY
+        self._ended_early, self._said_at, self._last_early = 0, -SAID_EVERY, ""
         super().__init__(address, handler)
         threading.Thread(target=self._close_late_heads, name="maubinh-http-heads", daemon=True).start()
 
@@ -75,6 +75,7 @@ class BoundedServer(ThreadingHTTPServer):
             for connection in late:
                 with suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
+            self._say_ended_early()  # a flood's count, said once it has gone on for SAID_EVERY
 
     def server_close(self) -> None:
         self._closed.set()
@@ -94,19 +95,29 @@ class BoundedServer(ThreadingHTTPServer):
             self._connections.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client gone mid-request is no fault of the server's: said in one line, without a traceback, and
-        at most once in :data:`SAID_EVERY` seconds, however many do so; anything else is a fault, said whole."""
+        """A client gone mid-request (its connection reset, timed out, or its body cut short) is no fault of
+        the server's: counted, and said in one line at most every :data:`SAID_EVERY` seconds, however many
+        do so; anything else is a fault, said whole."""
         error = sys.exc_info()[1]
-        if not isinstance(error, OSError):
+        if not isinstance(error, ConnectionError | TimeoutError):
             logger.exception("a request from %s failed", client_address[0])
             return
-        now = time.monotonic()
         with self._heads_lock:
             self._ended_early += 1
-            if now < self._said_at + SAID_EVERY:
+            self._last_early = str(client_address[0])
+        self._say_ended_early()
+
+    def _say_ended_early(self) -> None:
+        now = time.monotonic()
+        with self._heads_lock:
+            if not self._ended_early or now < self._said_at + SAID_EVERY:
                 return
-            count, self._ended_early, self._said_at = self._ended_early, 0, now
-        logger.warning("%d request(s) ended early, the last from %s", count, client_address[0])
+            count, last, self._ended_early, self._said_at = self._ended_early, self._last_early, 0, now
+        logger.warning("%d request(s) ended early, the last from %s", count, last)
+
+
+class BodyCut(ConnectionError):
+    """A request's body that ended before its Content-Length: never read as a whole one."""
 
 
 class BoundedHandler(BaseHTTPRequestHandler):
@@ -115,6 +126,8 @@ class BoundedHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server: BoundedServer
+    answered = False
+    """Whether the request being handled has had its answer begun."""
 
     def setup(self) -> None:
         super().setup()
@@ -124,9 +137,20 @@ class BoundedHandler(BaseHTTPRequestHandler):
         return
 
     def handle_one_request(self) -> None:
+        """One request; a fault of the server's own (a disk full, a bug) answered 500 if nothing was yet,
+        said whole in the log, and the connection closed."""
         self.server.awaiting(self.connection)
+        self.answered = False
         try:
             super().handle_one_request()
+        except (ConnectionError, TimeoutError):
+            raise
+        except Exception:
+            logger.exception("a request from %s failed", self.client_address[0])
+            self.close_connection = True
+            if not self.answered:
+                with suppress(OSError):
+                    self.send_error(500, "the server failed on this request; its log says why")
         finally:
             self.server.heard(self.connection)
 
@@ -154,13 +178,17 @@ class BoundedHandler(BaseHTTPRequestHandler):
         return True
 
     def read_body(self, length: int) -> bytes:
-        """The request's body, which must come within the same time as its head: then the request is heard."""
+        """The request's body, which must come within the same time as its head: then the request is heard.
+        :class:`BodyCut` (no answer, the connection closed) when it ends short: its part is not the request."""
         body = self.rfile.read(length)
+        if len(body) < length:
+            raise BodyCut(f"a body of {len(body)} bytes of the {length} its Content-Length said")
         self.server.heard(self.connection)
         return body
 
     def send_response(self, code: int, message: str | None = None) -> None:
         self.server.heard(self.connection)  # answered (a body still unread is never read: the handler closes)
+        self.answered = True
         super().send_response(code, message)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:

@@ -56,6 +56,15 @@ def fill(directory: Path) -> None:
             file.flush()
 
 
+def both_workers_of(master: int) -> set[int]:
+    """The server's two workers (tests/server.py starts two), once both are forked: it answers with one."""
+    deadline = time.monotonic() + 10
+    while len(found := workers_of(master)) < 2:
+        assert time.monotonic() < deadline, f"the second worker never came: {found}"
+        time.sleep(0.05)
+    return found
+
+
 def workers_of(master: int) -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():
@@ -105,7 +114,7 @@ def test_a_file_system_that_fills_up_under_the_workers_degrades_the_metrics_not_
     deaths in 20 s, every request failing, and the restarts counter read 4."""
     with tmpfs("2m") as directory:
         base, process = start({"PROMETHEUS_MULTIPROC_DIR": str(directory)})
-        workers = workers_of(process.pid)
+        workers = both_workers_of(process.pid)  # the server answers once one is up: a second came later
         fill(directory)
         assert varied_requests(base) == EXPECTED
         assert degraded(base) == 1

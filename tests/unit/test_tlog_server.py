@@ -226,31 +226,60 @@ def test_a_bundle_of_more_entries_than_one_add_may_bring_is_refused(log: LogServ
     assert answered.startswith(b"HTTP/1.1 400") and f"at most {MAX_ADD_ENTRIES} entries".encode() in answered
 
 
-def test_clients_gone_mid_request_are_said_in_one_line_a_while_and_a_fault_whole(
-    log: LogServer, caplog: pytest.LogCaptureFixture
+def test_clients_gone_mid_request_are_counted_and_said_a_while_and_a_fault_whole(
+    log: LogServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client resetting its connections over and over flooded the log's stderr, one line each; and any
-    exception was said as a client gone, which hid a fault of the log's own."""
+    exception was said as a client gone, which hid a fault of the log's own (a disk full, a folder where
+    a file should be): that is answered 500 and said with its traceback."""
     import logging
 
+    from service.transparency import bounded_http
+
+    monkeypatch.setattr(bounded_http, "SAID_EVERY", 0.3)
     logger = logging.getLogger("maubinh.log")
     heard: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = heard.append  # type: ignore[method-assign]
     logger.addHandler(handler)
+
+    def broken(name: str) -> bytes:
+        raise IsADirectoryError(21, "Is a directory", name)
+
     try:
         for _ in range(50):
             try:
                 raise ConnectionResetError(104, "Connection reset by peer")
             except ConnectionResetError:
                 log.handle_error(None, ("203.0.113.9", 4000))
-        try:
-            raise KeyError("a fault of the log's own")
-        except KeyError:
-            log.handle_error(None, ("203.0.113.9", 4000))
+        time.sleep(0.8)  # the rest of the flood, said once its while has passed, with no new one to say it
+        monkeypatch.setattr(log.store, "read", broken)
+        answered = exchange(log, b"GET /checkpoint HTTP/1.1\r\nHost: x\r\n\r\n")
     finally:
         logger.removeHandler(handler)
-    early = [r for r in heard if "ended early" in r.getMessage()]
-    assert len(early) == 1 and early[0].getMessage().startswith("1 request(s) ended early")
+    early = [r.getMessage() for r in heard if "ended early" in r.getMessage()]
+    assert early == [
+        "1 request(s) ended early, the last from 203.0.113.9",
+        "49 request(s) ended early, the last from 203.0.113.9",
+    ]
     (fault,) = [r for r in heard if "failed" in r.getMessage()]
-    assert fault.exc_info is not None and fault.exc_info[0] is KeyError
+    assert fault.exc_info is not None and fault.exc_info[0] is IsADirectoryError
+    assert (
+        answered.startswith(b"HTTP/1.1 500") and answered.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in answered
+    )
+
+
+def test_a_body_cut_short_is_no_request_and_adds_nothing(log: LogServer) -> None:
+    """The connection ends before the body its Content-Length said: what came is not the bundle, and
+    taking it would log entries the client never learns of (and sends again)."""
+    from service.transparency.tiles import bundle
+
+    whole, part = bundle([b"entry-one", b"entry-two-is-longer"]), bundle([b"entry-one"])
+    head = f"POST /add HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Length: {len(whole)}\r\n\r\n"
+    with socket.create_connection(address(log), timeout=5) as connection:
+        connection.sendall(head.encode() + part)
+        connection.shutdown(socket.SHUT_WR)  # the body ends short
+        assert connection.recv(65536) == b""  # no answer: the connection closed
+    host, port = address(log)
+    with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as answer:
+        assert b'"sequenced": 0' in answer.read()
