@@ -40,11 +40,21 @@ def signer_of(path: str, origin: str) -> Any:
     return Signer(origin, key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption()))
 
 
+def _most_per_client_refused(command: str, args: argparse.Namespace, language: Language) -> bool:
+    """Whether ``--most-per-client`` is below 1, which would refuse every connection: said, a usage error."""
+    if args.most_per_client is not None and args.most_per_client < 1:
+        say(command, "cli.most_per_client_at_least_one", language, given=args.most_per_client)
+        return True
+    return False
+
+
 def _serve(args: argparse.Namespace, language: Language) -> int:
     from service.transparency.add_key import ADD_KEY_FILE_ENV, AddKeyError, read_add_key
     from service.transparency.server import LogServer
     from service.trust.signing import SigningKeyError
 
+    if _most_per_client_refused("log serve", args, language):
+        return EXIT_USAGE
     origin = args.origin or os.environ.get(ORIGIN_ENV) or DEFAULT_ORIGIN
     key_file = os.environ.get(KEY_FILE_ENV)
     try:
@@ -76,7 +86,10 @@ def _serve(args: argparse.Namespace, language: Language) -> int:
         return EXIT_USAGE
     adds = (args.add_host or args.host, args.add_port) if args.add_port is not None else None
     try:
-        server = LogServer((args.host, args.port), store, signer, origin, args.interval, add_key, add_address=adds)
+        server = LogServer(
+            (args.host, args.port), store, signer, origin, args.interval, add_key,
+            add_address=adds, most_per_client=args.most_per_client,
+        )  # fmt: skip
     except OSError as error:
         ports = ", ".join(str(port) for port in (args.port, args.add_port) if port is not None)
         hosts = ", ".join(dict.fromkeys(host for host in (args.host, args.add_host) if host))
@@ -196,10 +209,13 @@ def _cosigner(name: str | None, key: str | None) -> Any:
 def _witness(args: argparse.Namespace, language: Language) -> int:
     from service.transparency.witness import Witness, WitnessServer
 
+    if _most_per_client_refused("log witness", args, language):
+        return EXIT_USAGE
     try:
         cosigner = _cosigner(args.name, None)
         logs = {verifier.name: verifier for verifier in (verifier_of(v, "--log-vkey") for v in args.log_vkey)}
-        server = WitnessServer((args.host, args.port), Witness(Path(args.dir), logs, cosigner))
+        witness = Witness(Path(args.dir), logs, cosigner)
+        server = WitnessServer((args.host, args.port), witness, most_per_client=args.most_per_client)
     except (OSError, ValueError) as error:
         say_log_fault("log witness", "tlog.witness_unready", language, error)
         return EXIT_USAGE
@@ -270,6 +286,7 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
     )
     serve.add_argument("--add-port", type=int, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_add_port"))
     serve.add_argument("--add-host", metavar=helped("cli.metavar_host"), help=helped("cli.help_log_add_host"))
+    serve.add_argument("--most-per-client", type=int, metavar="N", help=helped("cli.help_most_per_client"))
     serve.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
     serve.add_argument(
         "--interval",
@@ -292,6 +309,7 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
         help=helped("cli.help_witness_log_vkey"),
     )
     witness.add_argument("--name", metavar=helped("cli.metavar_origin"), help=helped("cli.help_witness_name"))
+    witness.add_argument("--most-per-client", type=int, metavar="N", help=helped("cli.help_most_per_client"))
     witness.add_argument(
         "--host", default="127.0.0.1", metavar=helped("cli.metavar_host"), help=helped("cli.help_host")
     )

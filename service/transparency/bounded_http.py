@@ -14,6 +14,7 @@ import socket
 import sys
 import threading
 import time
+from collections import Counter
 from contextlib import suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
@@ -25,6 +26,9 @@ IDLE_SECONDS: Final = 30.0
 """A connection that sends nothing for this long is closed, and so is one whose request (its line, its
 headers and its body) has not all come this long after the server began to wait for it: a byte at a time
 keeps no connection."""
+CONNECTION_SECONDS: Final = 300.0
+"""A connection this old is closed after the answer it is writing: a client reading its pipelined answers
+slowly holds a thread that long at most."""
 SAID_EVERY: Final = 10.0
 """Clients gone mid-request are said at most once in this many seconds, with their count."""
 CONTENT_LENGTH: Final = re.compile(r"[0-9]{1,12}")
@@ -33,8 +37,9 @@ logger = logging.getLogger("maubinh.log")
 
 
 class BoundedServer(ThreadingHTTPServer):
-    """At most ``most_connections`` connections at once, each closed once silent for ``idle_seconds`` or
-    once its request head is that late."""
+    """At most ``most_connections`` connections at once (and ``most_per_client`` from one address, where
+    clients reach it directly: through a proxy, every one comes from the proxy's), each closed once silent
+    for ``idle_seconds``, once its request is that late, or once :data:`CONNECTION_SECONDS` old."""
 
     daemon_threads = True
     request_queue_size = 128
@@ -45,8 +50,11 @@ class BoundedServer(ThreadingHTTPServer):
         handler: type[BoundedHandler],
         most_connections: int = MOST_CONNECTIONS,
         idle_seconds: float = IDLE_SECONDS,
+        most_per_client: int | None = None,
     ) -> None:
         self.idle_seconds = idle_seconds
+        self.most_per_client = most_per_client
+        self._per_client: Counter[str] = Counter()
         self._connections = threading.BoundedSemaphore(most_connections)
         self._heads: dict[socket.socket, float] = {}
         """The connections whose request is awaited, and when it is too late."""
@@ -82,8 +90,15 @@ class BoundedServer(ThreadingHTTPServer):
         super().server_close()
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for the connection while fewer than ``most_connections`` are served; else it is closed."""
-        if not self._connections.acquire(blocking=False):
+        """A thread for the connection while fewer than ``most_connections`` are served, and fewer than
+        ``most_per_client`` from its address; else it is closed."""
+        client = str(client_address[0])
+        with self._heads_lock:
+            crowded = self.most_per_client is not None and self._per_client[client] >= self.most_per_client
+            taken = not crowded and self._connections.acquire(blocking=False)
+            if taken:
+                self._per_client[client] += 1
+        if not taken:
             self.shutdown_request(request)
             return
         super().process_request(request, client_address)
@@ -93,6 +108,11 @@ class BoundedServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self._connections.release()
+            with self._heads_lock:
+                client = str(client_address[0])
+                self._per_client[client] -= 1
+                if not self._per_client[client]:
+                    del self._per_client[client]
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client gone mid-request (its connection reset, timed out, or its body cut short) is no fault of
@@ -132,6 +152,7 @@ class BoundedHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.connection.settimeout(self.server.idle_seconds)  # a connection silent this long is closed
+        self.opened = time.monotonic()
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -153,6 +174,8 @@ class BoundedHandler(BaseHTTPRequestHandler):
                     self.send_error(500, "the server failed on this request; its log says why")
         finally:
             self.server.heard(self.connection)
+            if time.monotonic() - self.opened > CONNECTION_SECONDS:
+                self.close_connection = True
 
     def parse_request(self) -> bool:
         """The request line and headers, read; refused (400, the connection closed) where its framing is

@@ -206,9 +206,10 @@ class _Listener(BoundedServer):
         adds: bool,
         most_connections: int,
         idle_seconds: float,
+        most_per_client: int | None = None,
     ) -> None:
         self.log, self.reads, self.adds = log, reads, adds
-        super().__init__(address, _Handler, most_connections, idle_seconds)
+        super().__init__(address, _Handler, most_connections, idle_seconds, most_per_client)
 
 
 class LogServer(_Listener):
@@ -227,8 +228,11 @@ class LogServer(_Listener):
         most_connections: int = MOST_CONNECTIONS,
         idle_seconds: float = IDLE_SECONDS,
         add_address: tuple[str, int] | None = None,
+        most_per_client: int | None = None,
     ) -> None:
-        """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`)."""
+        """With ``add_key``, ``POST /add`` takes entries only from who carries it (:mod:`.add_key`);
+        ``most_per_client`` bounds the connections from one address to ``address`` (readers), not to
+        ``add_address`` (the service's pods, which the operator lets reach it alone)."""
         self.store = store
         self.add_key = add_key
         self.integrator = Integrator(store, signer, origin)
@@ -237,7 +241,7 @@ class LogServer(_Listener):
         self.integrator_thread = integrating(
             self.integrator, interval, self.stopping, lambda error: logger.error("integration failed: %s", error)
         )
-        super().__init__(address, self, True, add_address is None, most_connections, idle_seconds)
+        super().__init__(address, self, True, add_address is None, most_connections, idle_seconds, most_per_client)
         self.adding = (
             _Listener(add_address, self, False, True, most_connections, idle_seconds)
             if add_address is not None

@@ -268,9 +268,10 @@ class WitnessServer(BoundedServer):
         witness: Witness,
         most_connections: int = MOST_CONNECTIONS,
         idle_seconds: float = IDLE_SECONDS,
+        most_per_client: int | None = None,
     ) -> None:
         self.witness = witness
-        super().__init__(address, _Handler, most_connections, idle_seconds)
+        super().__init__(address, _Handler, most_connections, idle_seconds, most_per_client)
 
 
 def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known: int = 0) -> tuple[int, bytes]:

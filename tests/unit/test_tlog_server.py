@@ -283,3 +283,50 @@ def test_a_body_cut_short_is_no_request_and_adds_nothing(log: LogServer) -> None
     host, port = address(log)
     with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=2) as answer:
         assert b'"sequenced": 0' in answer.read()
+
+
+def test_one_address_holds_at_most_its_share_and_a_connection_lives_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that keeps asking (a request every few seconds on each of its connections) or reads its
+    pipelined answers slowly is no idle client: with --most-per-client it holds that many connections at
+    most, and any connection is closed after the answer it writes once CONNECTION_SECONDS old."""
+    from service.transparency import bounded_http
+
+    signer = Signer("maubinh.test/log", bytes(range(32)))
+    server = LogServer(
+        ("127.0.0.1", 0), FolderStore(tmp_path / "log"), signer, "maubinh.test/log", 0.2, None,
+        most_connections=4, idle_seconds=5, most_per_client=2,
+    )  # fmt: skip
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    serving.start()
+    try:
+        held = [socket.create_connection(address(server), timeout=5) for _ in range(3)]
+        try:
+            time.sleep(0.1)
+            assert held[2].recv(1) == b""  # the third from this address: closed unanswered
+            assert not healthy(server)  # a fourth, too: the address has its two
+        finally:
+            for connection in held:
+                connection.close()
+        slots_given_back(server)
+        monkeypatch.setattr(bounded_http, "CONNECTION_SECONDS", 0.2)
+        with socket.create_connection(address(server), timeout=5) as connection:
+            time.sleep(0.3)
+            connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * 3)  # pipelined
+            answered = b""
+            while chunk := connection.recv(65536):
+                answered += chunk
+        assert answered.count(b"HTTP/1.1 200") == 1  # the one being answered, then closed
+    finally:
+        server.stop()
+        serving.join(5)
+
+
+def test_log_serve_refuses_a_bound_per_client_below_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlog_server import new_key
+
+    from service.cli import main
+
+    monkeypatch.setenv("MAUBINH_LOG_KEY_FILE", str(new_key(tmp_path)))
+    assert main(["log", "serve", "--dir", str(tmp_path / "log"), "--port", "0", "--most-per-client", "0"]) == 2
