@@ -286,7 +286,9 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
     )
     serve.add_argument("--add-port", type=int, metavar=helped("cli.metavar_port"), help=helped("cli.help_log_add_port"))
     serve.add_argument("--add-host", metavar=helped("cli.metavar_host"), help=helped("cli.help_log_add_host"))
-    serve.add_argument("--most-per-client", type=int, metavar="N", help=helped("cli.help_most_per_client"))
+    serve.add_argument(
+        "--most-per-client", type=int, metavar=helped("cli.metavar_count"), help=helped("cli.help_most_per_client")
+    )
     serve.add_argument("--origin", metavar=helped("cli.metavar_origin"), help=helped("cli.help_log_origin"))
     serve.add_argument(
         "--interval",
@@ -309,7 +311,9 @@ def arguments(log: argparse.ArgumentParser, helped: Helped, language: Language) 
         help=helped("cli.help_witness_log_vkey"),
     )
     witness.add_argument("--name", metavar=helped("cli.metavar_origin"), help=helped("cli.help_witness_name"))
-    witness.add_argument("--most-per-client", type=int, metavar="N", help=helped("cli.help_most_per_client"))
+    witness.add_argument(
+        "--most-per-client", type=int, metavar=helped("cli.metavar_count"), help=helped("cli.help_most_per_client")
+    )
     witness.add_argument(
         "--host", default="127.0.0.1", metavar=helped("cli.metavar_host"), help=helped("cli.help_host")
     )
