@@ -56,30 +56,31 @@ class BoundedServer(ThreadingHTTPServer):
         self.most_per_client = most_per_client
         self._per_client: Counter[str] = Counter()
         self._connections = threading.BoundedSemaphore(most_connections)
-        self._heads: dict[socket.socket, float] = {}
+        self._awaited: dict[socket.socket, float] = {}
         """The connections whose request is awaited, and when it is too late."""
-        self._heads_lock = threading.Lock()
+        self._lock = threading.Lock()
+        """Over the awaited requests, the connections by address and the count of clients gone early."""
         self._closed = threading.Event()
         self._ended_early, self._said_at, self._last_early = 0, -SAID_EVERY, ""
         super().__init__(address, handler)
-        threading.Thread(target=self._close_late_heads, name="maubinh-http-heads", daemon=True).start()
+        threading.Thread(target=self._close_late_requests, name="maubinh-http-late", daemon=True).start()
 
     def awaiting(self, connection: socket.socket) -> None:
-        with self._heads_lock:
-            self._heads[connection] = time.monotonic() + self.idle_seconds
+        with self._lock:
+            self._awaited[connection] = time.monotonic() + self.idle_seconds
 
     def heard(self, connection: socket.socket) -> None:
-        with self._heads_lock:
-            self._heads.pop(connection, None)
+        with self._lock:
+            self._awaited.pop(connection, None)
 
-    def _close_late_heads(self) -> None:
+    def _close_late_requests(self) -> None:
         """Shut each connection whose request is late: its thread's read returns, and it ends."""
         while not self._closed.wait(min(1.0, self.idle_seconds / 4)):
             now = time.monotonic()
-            with self._heads_lock:
-                late = [connection for connection, deadline in self._heads.items() if deadline < now]
+            with self._lock:
+                late = [connection for connection, deadline in self._awaited.items() if deadline < now]
                 for connection in late:
-                    del self._heads[connection]
+                    del self._awaited[connection]
             for connection in late:
                 with suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
@@ -93,7 +94,7 @@ class BoundedServer(ThreadingHTTPServer):
         """A thread for the connection while fewer than ``most_connections`` are served, and fewer than
         ``most_per_client`` from its address; else it is closed."""
         client = str(client_address[0])
-        with self._heads_lock:
+        with self._lock:
             crowded = self.most_per_client is not None and self._per_client[client] >= self.most_per_client
             taken = not crowded and self._connections.acquire(blocking=False)
             if taken:
@@ -108,7 +109,7 @@ class BoundedServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self._connections.release()
-            with self._heads_lock:
+            with self._lock:
                 client = str(client_address[0])
                 self._per_client[client] -= 1
                 if not self._per_client[client]:
@@ -122,14 +123,14 @@ class BoundedServer(ThreadingHTTPServer):
         if not isinstance(error, ConnectionError | TimeoutError):
             logger.exception("a request from %s failed", client_address[0])
             return
-        with self._heads_lock:
+        with self._lock:
             self._ended_early += 1
             self._last_early = str(client_address[0])
         self._say_ended_early()
 
     def _say_ended_early(self) -> None:
         now = time.monotonic()
-        with self._heads_lock:
+        with self._lock:
             if not self._ended_early or now < self._said_at + SAID_EVERY:
                 return
             count, last, self._ended_early, self._said_at = self._ended_early, self._last_early, 0, now
