@@ -196,7 +196,7 @@ class _Handler(BoundedHandler):
 
 class _Listener(BoundedServer):
     """One of the log's ports (:class:`BoundedServer`); ``reads`` and ``adds`` say which of the log's
-    requests it takes (``/healthz`` on any)."""
+    requests it takes: ``/checkpoint``, ``/tile/…`` and ``/healthz``; ``POST /add``."""
 
     def __init__(
         self,
