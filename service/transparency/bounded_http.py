@@ -180,26 +180,38 @@ class BoundedHandler(BaseHTTPRequestHandler):
 
     def parse_request(self) -> bool:
         """The request line and headers, read; refused (400, the connection closed) where its framing is
-        not plain: its headers not all read, a Transfer-Encoding, two Content-Lengths, a body on a GET."""
+        not plain (:meth:`_framing_fault`)."""
         if not super().parse_request():
             return False
-        headers = self.headers
-        lengths = headers.get_all("Content-Length") or []
-        why = (
-            "a header that cannot be read"
-            if headers.defects or headers.get_payload()
-            else "Transfer-Encoding is not taken: send a Content-Length"
-            if "Transfer-Encoding" in headers
-            else "one Content-Length at most"
-            if len(lengths) > 1
-            else "no body on a GET or HEAD"
-            if self.command in ("GET", "HEAD") and lengths not in ([], ["0"])
-            else None
-        )
+        why = self._framing_fault()
         if why is not None:
             self.send_error(400, why)
             return False
         return True
+
+    def handle_expect_100(self) -> bool:
+        """http.server asks for the body while it is still reading the head: a head framed two ways is
+        refused first, so that no client is told to send a body never read."""
+        why = self._framing_fault()
+        if why is not None:
+            self.send_error(400, why)
+            return False
+        return super().handle_expect_100()
+
+    def _framing_fault(self) -> str | None:
+        """Why another reader (a proxy in front) could frame this request otherwise, if it could: its
+        headers not all read, a Transfer-Encoding, two Content-Lengths, a body on a GET."""
+        headers = self.headers
+        lengths = headers.get_all("Content-Length") or []
+        if headers.defects or headers.get_payload():
+            return "a header that cannot be read"
+        if "Transfer-Encoding" in headers:
+            return "Transfer-Encoding is not taken: send a Content-Length"
+        if len(lengths) > 1:
+            return "one Content-Length at most"
+        if self.command in ("GET", "HEAD") and lengths not in ([], ["0"]):
+            return "no body on a GET or HEAD"
+        return None
 
     def read_body(self, length: int) -> bytes:
         """The request's body, which must come within the same time as its head: then the request is heard.
