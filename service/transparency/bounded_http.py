@@ -190,13 +190,21 @@ class BoundedHandler(BaseHTTPRequestHandler):
         return True
 
     def handle_expect_100(self) -> bool:
-        """http.server asks for the body while it is still reading the head: a head framed two ways is
-        refused first, so that no client is told to send a body never read."""
+        """A client that waits for ``100 Continue`` before its body (RFC 9110 §10.1.1) is answered the
+        refusal instead, if its request is refused, so that it never sends a body that would not be read.
+        http.server asks while still reading the head: a head framed two ways is refused here too."""
         why = self._framing_fault()
         if why is not None:
             self.send_error(400, why)
             return False
+        if self.command == "POST" and self.refused_before_body():
+            return False
         return super().handle_expect_100()
+
+    def refused_before_body(self) -> bool:
+        """Whether this POST is refused before its body is read (its route, its key, its length), the
+        refusal answered and the connection closed: each server says what it refuses."""
+        return False
 
     def _framing_fault(self) -> str | None:
         """Why another reader (a proxy in front) could frame this request otherwise, if it could: its

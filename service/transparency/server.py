@@ -167,19 +167,15 @@ class _Handler(BoundedHandler):
             return 413, f"a bundle of at most {MAX_ADD_BYTES} bytes", {}
         return None
 
-    def handle_expect_100(self) -> bool:
-        """A client that waits for ``100 Continue`` before its body (RFC 9110 §10.1.1) is answered the
-        refusal instead, if its POST is refused: it never sends a body that would not be read."""
-        refused = self._refusal() if self.command == "POST" else None
-        if refused is None:
-            return super().handle_expect_100()
-        self._refuse(*refused)
-        return False
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def refused_before_body(self) -> bool:
         refused = self._refusal()
         if refused is not None:
-            return self._refuse(*refused)
+            self._refuse(*refused)
+        return refused is not None
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        if self.refused_before_body():
+            return None
         length = int(self.headers["Content-Length"])
         try:
             entries = unbundle(self.read_body(length), most=MAX_ADD_ENTRIES)

@@ -243,18 +243,15 @@ class _Handler(BoundedHandler):
             return Answer.says(413, f"a request of at most {MAX_BODY} bytes")
         return None
 
-    def handle_expect_100(self) -> bool:
-        """A client waiting for ``100 Continue`` is answered the refusal instead, if its POST is refused."""
-        refused = self._refusal() if self.command == "POST" else None
-        if refused is None:
-            return super().handle_expect_100()
-        self._send(refused, close=True)
-        return False
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def refused_before_body(self) -> bool:
         refused = self._refusal()
         if refused is not None:
-            return self._send(refused, close=True)
+            self._send(refused, close=True)
+        return refused is not None
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        if self.refused_before_body():
+            return
         body = self.read_body(int(self.headers["Content-Length"]))
         self._send(self.server.witness.add_checkpoint(body, int(time.time())))
 
