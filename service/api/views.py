@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import nullcontext
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 import gevent
 from flask import Blueprint, Response, current_app, g, request
@@ -149,9 +149,13 @@ def _count_rooms(rooms: int, caller: Caller | None) -> None:
     take_rooms(current_app.extensions["maubinh.quotas"], caller, rooms)
 
 
-def _answer(operation: Operation, signed: bool = False, document: Any = None, once: bool = False) -> Response:
+_UNREAD: Final = object()
+"""The body not yet read: ``null`` is a body like any other, refused as one (422), never read twice."""
+
+
+def _answer(operation: Operation, signed: bool = False, document: Any = _UNREAD, once: bool = False) -> Response:
     """``once``: the room's round scored with this room only (service/api/rounds.py)."""
-    document = _json_body() if document is None else document
+    document = _json_body() if document is _UNREAD else document
     caller = the_caller()
     _count_rooms(1, caller)  # a room scored, verified, evaluated or arranged: after the body parses, before the work
     with scored_once(document) if once else nullcontext():

@@ -117,3 +117,12 @@ def test_a_middle_equal_to_its_back_is_legal(client: FlaskClient) -> None:
     assert answer.status_code == 200
     p = answer.get_json()["players"][0]
     assert p["hands"]["middle"]["strength"] == p["hands"]["back"]["strength"] and p["fouled"] is False
+
+
+@pytest.mark.parametrize("route", ["/v1/score", "/v1/verify", "/v1/evaluate", "/v1/arrange"])
+def test_a_body_of_null_is_refused_as_a_body_not_read_twice(client: FlaskClient, route: str) -> None:
+    """``null`` is a document like any other: refused for its shape, not taken for a body still unread
+    (verify read it again, and said the body ended after 0 of its 4 bytes)."""
+    answer = client.post(route, data="null", content_type="application/json")
+    assert answer.status_code == 422, answer.get_json()
+    assert "ended" not in json.dumps(answer.get_json())
