@@ -7,18 +7,26 @@ for a slot of its worker; one that finds none within ``WAIT_SECONDS`` is refused
 ``Retry-After``, before its body is read. A slot is freed when the server closes the answer: sent,
 given up on, or refused. In process (the tests' client, no server) nothing holds an answer for a
 connection, and no slot is taken.
+
+A slot is taken before the body is read (a body waiting stays in the kernel's buffers), so a caller that
+opens batches and never sends their bodies holds slots until MAUBINH_BODY_SECONDS: a caller of the
+callers file may hold at most :func:`share` of a worker's slots, and one caller cannot take them all.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from flask import Flask, Response, after_this_request, current_app
 from gevent.lock import BoundedSemaphore
 from werkzeug.exceptions import ServiceUnavailable
 
+from service.api.auth import the_caller
 from service.api.connection import under_a_server
 from service.texts import Text
+from service.trust.callers import DEFAULT
 
 WAIT_SECONDS = 5.0
 """How long a batch waits for a slot of its worker before its 503."""
@@ -26,32 +34,67 @@ RETRY_AFTER_SECONDS = 1
 
 
 class Busy(ServiceUnavailable):
-    """Every batch slot of this worker stayed taken for ``WAIT_SECONDS`` (503, ``Retry-After``)."""
+    """Every batch slot of this worker, or each of the caller's share, stayed taken for ``WAIT_SECONDS`` (503,
+    ``Retry-After``)."""
 
     title = Text("problem.busy")
 
-    def __init__(self, slots: int) -> None:
-        super().__init__(Text("problem.busy_detail", slots=slots, seconds=RETRY_AFTER_SECONDS))
+    def __init__(self, slots: int, key: str = "problem.busy_detail") -> None:
+        super().__init__(Text(key, slots=slots, seconds=RETRY_AFTER_SECONDS))
         self.retry_after = RETRY_AFTER_SECONDS
 
 
+def share(slots: int) -> int:
+    """The most of a worker's ``slots`` one caller of the callers file holds at once: half, at least one.
+
+    >>> share(4), share(5), share(1)
+    (2, 2, 1)
+    """
+    return max(1, slots // 2)
+
+
+class Slots(NamedTuple):
+    """A worker's batch slots, and each keyed caller's share of them (made at its first batch)."""
+
+    worker: BoundedSemaphore
+    size: int
+    callers: dict[str, BoundedSemaphore]
+
+
 def register(app: Flask, slots: int) -> None:
-    app.extensions["maubinh.batch_slots"] = (BoundedSemaphore(slots), slots)
+    app.extensions["maubinh.batch_slots"] = Slots(BoundedSemaphore(slots), slots, {})
 
 
 def take_batch_slot() -> None:
-    """Wait for a slot of this worker, freed when the server closes this request's answer."""
+    """Wait for a slot of this worker, within the caller's share, freed when the server closes this
+    request's answer. Callers not told apart (MAUBINH_API_KEYS, or no key) share the worker's slots whole."""
     if not under_a_server():
         return
-    semaphore, slots = current_app.extensions["maubinh.batch_slots"]
-    if not semaphore.acquire(timeout=WAIT_SECONDS):
-        raise Busy(slots)
-    release = _once(semaphore.release)
+    slots: Slots = current_app.extensions["maubinh.batch_slots"]
+    deadline = time.monotonic() + WAIT_SECONDS
+    caller, own = the_caller(), None
+    if caller is not None and caller.name != DEFAULT:
+        own = slots.callers.get(caller.name)
+        if own is None:
+            own = slots.callers[caller.name] = BoundedSemaphore(share(slots.size))
+        if not own.acquire(timeout=WAIT_SECONDS):
+            raise Busy(share(slots.size), "problem.busy_share_detail")
+    if not slots.worker.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        if own is not None:
+            own.release()
+        raise Busy(slots.size)
+    release = _once(lambda: _free(slots.worker, own))
 
     @after_this_request
     def free_on_close(response: Response) -> Response:
         response.call_on_close(release)
         return response
+
+
+def _free(worker: BoundedSemaphore, own: BoundedSemaphore | None) -> None:
+    worker.release()
+    if own is not None:
+        own.release()
 
 
 def _once(action: Callable[[], object]) -> Callable[[], None]:
