@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import msgspec
 import orjson
 
 from service.support.rerolls import RoundIndex, rerolled
@@ -45,21 +46,67 @@ def statement(round_id: Any, room: str, content_digest: str, keyid: str, created
     })  # fmt: skip
 
 
-def statements(route: str, request: Any, body: bytes, content_digest: str, keyid: str, created: int) -> list[bytes]:
+class _Ruling(msgspec.Struct):
+    """An answer as its statements read it: each room's digest, and whether it was settled (a ledger)."""
+
+    room_digest: str | None = None
+    ledger: msgspec.Raw = msgspec.Raw(b"")
+    results: list[_Ruling] | None = None
+
+
+_RULINGS: Final = msgspec.json.Decoder(_Ruling)
+SCORE_ROUTES: Final = frozenset({"/v1/score", BATCH})
+"""The routes that settle rooms, whose rulings name their rounds as rounds scored once records them; a
+verify audits a settlement made elsewhere (its digest covers the claim too) and records no round."""
+
+
+def statements(
+    route: str, request: Any, body: bytes, content_digest: str, keyid: str, created: int, first_form: bool = False
+) -> list[bytes]:
     """The statements of one signed answer: a room each (a batch's in its order), each room's digest as
-    the answer states it, its round as the request names it."""
+    the answer states it, its round as the request names it; on a score route, a room refused (no
+    ledger) names no round, as rounds scored once records none for it, nor does a receipt checked on
+    /v1/verify. ``first_form``: the statements as the service wrote them until 2026-12-07 (a refusal and a
+    receipt's other members named a round, and a batch with a room past canonical JSON, which has no
+    digest, named none of its rounds), which a receipt of then is found by."""
+    if first_form or route not in SCORE_ROUTES:
+        if not first_form and isinstance(request, dict) and "receipt" in request:  # a receipt checked: no round
+            request = None
+        return _first_form(route, request, body, content_digest, keyid, created)
+    try:
+        answer = _RULINGS.decode(body)
+    except msgspec.DecodeError:  # not the service's writing: as first written
+        return _first_form(route, request, body, content_digest, keyid, created)
+    if route == BATCH:
+        rooms = request.get("rooms") if isinstance(request, dict) else None
+        results = answer.results or []
+        pairs = zip(rooms, results, strict=True) if isinstance(rooms, list) and len(rooms) == len(results) else ()
+    else:
+        pairs = zip([request], [answer], strict=True)
+    return [
+        statement(_round_of(room) if ruled.ledger else None, ruled.room_digest, content_digest, keyid, created, route)
+        for room, ruled in pairs
+        if ruled.room_digest is not None
+    ]
+
+
+def _round_of(room: Any) -> Any:
+    return room.get("round_id") if isinstance(room, dict) else None
+
+
+def _first_form(route: str, request: Any, body: bytes, content_digest: str, keyid: str, created: int) -> list[bytes]:
     digests = [m.decode() for m in _ROOM_DIGEST.findall(body)]
     if route == BATCH:
         rooms = request.get("rooms") if isinstance(request, dict) else None
-        ids = [r.get("round_id") if isinstance(r, dict) else None for r in rooms] if isinstance(rooms, list) else []
+        ids = [_round_of(r) for r in rooms] if isinstance(rooms, list) else []
         if len(ids) != len(digests):
             ids = [None] * len(digests)
     else:
-        ids = [request.get("round_id") if isinstance(request, dict) else None] * len(digests)
+        ids = [_round_of(request)] * len(digests)
     return [statement(i, d, content_digest, keyid, created, route) for i, d in zip(ids, digests, strict=True)]
 
 
-def receipt_statements(receipt: Mapping[str, Any], request: Any) -> tuple[list[bytes], int]:
+def receipt_statements(receipt: Mapping[str, Any], request: Any, first_form: bool = False) -> tuple[list[bytes], int]:
     """The statements the service logged for the answer a receipt holds (already checked), and its ``created``."""
     headers = {str(k).lower(): v for k, v in receipt["response"]["headers"].items()}
     signature_input = headers.get("signature-input", "")
@@ -67,7 +114,7 @@ def receipt_statements(receipt: Mapping[str, Any], request: Any) -> tuple[list[b
     when = int(created[1]) if created else 0
     body = receipt["response"]["body"].encode("utf-8", "surrogatepass")
     found = statements(receipt["request"]["path"], request, body, headers.get("content-digest", ""),
-                       keyid[1] if keyid else "", when)  # fmt: skip
+                       keyid[1] if keyid else "", when, first_form)  # fmt: skip
     return found, when
 
 
@@ -130,24 +177,34 @@ def in_log(receipt: Mapping[str, Any], request: Any, index: LogIndex | None, ver
     statement, with ``verifier``, no network) or else against ``index``: absent after the merge delay is
     :data:`NOT_IN_LOG`."""
     found, created = receipt_statements(receipt, request)
+    first = receipt_statements(receipt, request, first_form=True)[0]
+    if found != first and len(found) == len(first):  # a receipt of before 2026-12-07 is found as then logged
+        forms = [(now, then) for now, then in zip(found, first, strict=True)]
+    else:
+        forms = [(now, now) for now in found]
     carried = receipt.get("log", {}).get("proofs") if isinstance(receipt.get("log"), dict) else None
     if carried is not None and verifier is not None:
         if not isinstance(carried, list) or len(carried) != len(found):
             return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why="one proof a ruling"))
         at = []
-        for text, ruling in zip(carried, found, strict=True):
+        for text, (ruling, as_then) in zip(carried, forms, strict=True):
             if not isinstance(text, str):
                 return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why="a proof is text"))
             try:
                 proof = TlogProof.parse(text)
-                proof.verify(ruling, verifier)
+                try:
+                    proof.verify(ruling, verifier)
+                except ProofError:
+                    if as_then == ruling:
+                        raise
+                    proof.verify(as_then, verifier)
             except (ProofError, NoteError) as error:
                 return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why=str(error.args[0])[:200]))
             at.append(proof.index)
         return InLog(None, Text("receipts.log_proven", indexes=", ".join(map(str, at))))
     if index is None:
         return InLog(None, None)
-    where = [index.at(leaf_hash(s)) for s in found]
+    where = [_found(index, ruling, as_then) for ruling, as_then in forms]
     if None not in where:
         return InLog(None, Text("receipts.log_included", indexes=", ".join(map(str, where)), size=index.size))
     if index.latest >= created + MERGE_DELAY:
@@ -157,11 +214,16 @@ def in_log(receipt: Mapping[str, Any], request: Any, index: LogIndex | None, ver
     return InLog(None, Text("receipts.log_pending", delay=MERGE_DELAY))
 
 
+def _found(index: LogIndex, ruling: bytes, as_then: bytes) -> int | None:
+    at = index.at(leaf_hash(ruling))
+    return at if at is not None or as_then == ruling else index.at(leaf_hash(as_then))
+
+
 @dataclass
 class Findings:
     """What a monitor found reading every entry: rounds ruled on more than one room, rulings signed by a
-    key not in the published set, entries that are no statement. Each ruling that names a round is
-    noted in 24 bytes (:class:`RoundIndex`, and its entry's index), so a log of any size is watched in
+    key not in the published set, entries that are no statement. Each ruling of a score route that names
+    a round is noted in 24 bytes (:class:`RoundIndex`, and its entry's index), so a log of any size is watched in
     bounded memory; the few rounds that may be ruled twice are read again, exactly, for the report."""
 
     entries: int = 0
@@ -176,8 +238,8 @@ class Findings:
         if read is None:
             self.unreadable.append(at)
             return
-        round_id, room, keyid = read
-        if (recorded := recorded_round(round_id)) is not None:  # as rounds scored once: "" names no round
+        round_id, room, keyid, route = read
+        if route in SCORE_ROUTES and (recorded := recorded_round(round_id)) is not None:  # as rounds scored once
             self.rounds.add(((recorded, room),))
             self.at.append(at)
         if keys is not None and keyid not in keys:
@@ -188,7 +250,7 @@ class Findings:
         rooms = []
         for at in sorted(self.at[k] for k in self.rounds.noted(self.rounds.suspects())):
             read = _statement(entry(at))
-            if read is not None and (recorded := recorded_round(read[0])) is not None:
+            if read is not None and read[3] in SCORE_ROUTES and (recorded := recorded_round(read[0])) is not None:
                 rooms.append((recorded, read[1], at))
         twice = {
             round_id: {"rooms": sorted({room for room, _ in held}), "entries": [at for _, at in held]}
@@ -198,14 +260,14 @@ class Findings:
                 "unreadable_entries": self.unreadable}  # fmt: skip
 
 
-def _statement(entry: bytes) -> tuple[Any, str, Any] | None:
-    """An entry's round id, room digest and key id, or None where it is no statement."""
+def _statement(entry: bytes) -> tuple[Any, str, Any, Any] | None:
+    """An entry's round id, room digest, key id and route, or None where it is no statement."""
     try:
         read = orjson.loads(entry)
-        round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
+        round_id, room, keyid, route = read.get("round_id"), read["room_digest"], read["keyid"], read.get("route")
     except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return None
-    return (round_id, room, keyid) if isinstance(room, str) else None
+    return (round_id, room, keyid, route) if isinstance(room, str) else None
 
 
 __all__ = ["BAD_LOG_PROOF", "MERGE_DELAY", "NOT_IN_LOG", "Findings", "InLog", "LogIndex", "TreeFault", "in_log"]

@@ -113,3 +113,74 @@ def test_a_log_add_key_that_cannot_be_read_stops_the_start(tmp_path: Path) -> No
     assert "MAUBINH_LOG_ADD_KEY_FILE" in str(refused.value) and "none" in str(refused.value)
     with pytest.raises(SettingError):
         create_app({"log_requests": False, **settings})
+
+
+def test_the_monitor_finds_no_re_roll_in_a_refusal_corrected_an_audit_or_a_receipt_naming_a_round(
+    tmp_path: Path, handed: list[list[bytes]]
+) -> None:
+    """Found by an attack on the API: a room refused then sent corrected, a settlement of the round
+    audited by POST /v1/verify (its digest covers the claim), and a receipt sent to /v1/verify with a
+    round_id of its own were each read as the round ruled on a second room; and one room past canonical
+    JSON in a batch (no digest) took every round id of its batch out of the log."""
+    from service.trust.ruling_log import Findings
+
+    client = create_app(
+        {"log_requests": False, "signing_key_file": signing_key(tmp_path), "log_url": LOG}
+    ).test_client()
+    assert client.post("/v1/score", json={**E1, "round_id": "r1", "stake": 0}).status_code == 422
+    assert client.post("/v1/score", json={**E1, "round_id": "r1"}).status_code == 200
+    claimed = {"amounts": {"P": -9000, "Q": 9000}}
+    assert client.post("/v1/verify", json={**E1, "round_id": "r1", "claimed": claimed}).status_code == 200
+    framing = {"receipt": 1, "request": {"method": "POST", "path": "/v1/score", "body": "{}"},
+               "response": {"status": 200, "headers": {}, "body": "{}"}, "round_id": "r1"}  # fmt: skip
+    assert client.post("/v1/verify", json=framing).status_code == 200
+    rooms = [{**E1, "round_id": "b1"}, {**E1, "round_id": "b2", "stake": int("9" * 400)}, {**E1, "round_id": "b3"}]
+    assert client.post("/v1/score/batch", json={"rooms": rooms}).status_code == 200
+    log = [s for statements in handed for s in statements]
+    named = [(json.loads(s)["route"], json.loads(s)["round_id"]) for s in log]
+    assert named == [
+        ("/v1/score", None),  # refused: no round's settlement, as rounds scored once records none
+        ("/v1/score", "r1"),
+        ("/v1/verify", "r1"),
+        ("/v1/verify", None),
+        ("/v1/score/batch", "b1"),
+        ("/v1/score/batch", "b3"),  # b2 has no digest and no statement; b3 keeps its round
+    ]
+    findings = Findings()
+    for at, statement in enumerate(log):
+        findings.see(at, statement, None)
+    assert findings.report(log.__getitem__)["rounds_scored_twice"] == {}
+    log.append(log[1].replace(b'"sha256:', b'"sha256:0'))  # r1 scored on another room: still found
+    findings.see(len(log) - 1, log[-1], None)
+    assert list(findings.report(log.__getitem__)["rounds_scored_twice"]) == ["r1"]
+
+
+def test_a_receipt_of_a_refusal_is_found_under_the_statement_first_written_for_it(
+    tmp_path: Path, handed: list[list[bytes]]
+) -> None:
+    """Until 2026-12-07 a refused room's statement named its round: its receipt is found in a log written
+    then, and proven by the proof of then."""
+    from tlog_trees import SIGNER, entries, grow
+
+    from service.transparency.reading import latest, prove_inclusion, reader
+    from service.transparency.tiles import TiledTree
+    from service.trust.ruling_log import LogIndex, in_log
+
+    client = create_app(
+        {"log_requests": False, "signing_key_file": signing_key(tmp_path), "log_url": LOG}
+    ).test_client()
+    sent = {**E1, "round_id": "r1", "stake": 0}
+    refusal = client.post("/v1/score", json=sent)
+    kept = receipt("/v1/score", sent, refusal)
+    (now,), created = receipt_statements(kept, sent)
+    (then,), _ = receipt_statements(kept, sent, first_form=True)
+    assert json.loads(now)["round_id"] is None and json.loads(then)["round_id"] == "r1"
+    grow(tmp_path / "log", [*entries(5), then, json.dumps({"created": created + 120}).encode()], steps=1)
+    read = reader(str(tmp_path / "log"))
+    checkpoint = latest(read, SIGNER.verifier)
+    index = LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root)
+    assert in_log(kept, sent, index, SIGNER.verifier).code is None
+    proven = {**kept, "log": {"proofs": [prove_inclusion(read, checkpoint, 5).text()]}}
+    assert in_log(proven, sent, None, SIGNER.verifier).code is None
+    other = {**kept, "log": {"proofs": [prove_inclusion(read, checkpoint, 4).text()]}}
+    assert in_log(other, sent, None, SIGNER.verifier).code == "bad_log_proof"
