@@ -27,6 +27,7 @@ from service.support.strict_json import BadDocument, loads
 from service.support.traced_stages import stage
 from service.texts import Language, Text
 from service.validation import load_arrange_request, load_arrangement, load_batch, load_room, load_verification
+from service.validation.limits import MOST_BATCH_ROOMS
 
 
 def _check_amounts(result: Result) -> None:
@@ -72,7 +73,7 @@ def score_document(raw: Any, catalogue: Catalogue | None = None, language: Langu
 def score_batch_results(
     raw: Any,
     catalogue: Catalogue | None = None,
-    max_rooms: int = 500,
+    max_rooms: int = MOST_BATCH_ROOMS,
     language: Language = "en",
     answered: Mapping[int, dict[str, Any]] | None = None,
 ) -> Iterator[dict[str, Any]]:

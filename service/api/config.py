@@ -17,6 +17,7 @@ from service.transparency.add_key import AddKeyError, read_add_key
 from service.trust.callers import CallersFileError
 from service.trust.callers_source import CallersSource
 from service.trust.signing import Signer, SigningKeyError, load_key_set, load_private_key
+from service.validation.limits import MOST_BATCH_ROOMS
 
 PREFIX = "MAUBINH_"
 PLACEHOLDER_API_KEY = "REPLACE-ME"
@@ -34,7 +35,7 @@ class Settings:
     """Bodies above this are refused with 413."""
     max_batch_bytes: int = 4 * 1024 * 1024
     """The body limit of POST /v1/score/batch alone."""
-    max_batch_rooms: int = 500
+    max_batch_rooms: int = MOST_BATCH_ROOMS
     """The most rooms one batch may hold."""
     batch_slots: int = 4
     """The most batch answers a worker holds at once, from reading the body to the last byte sent."""

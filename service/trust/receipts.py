@@ -77,9 +77,15 @@ class Checked:
     """False for an answer signed before signatures covered the route: that it answers ``path`` then
     rests on its shape (:func:`_answer_fits_route`), which tells a score from a verify answer, but not
     one route's refusal of a room from another's."""
+    no_room: bool = False
+    """True for the answer to a receipt sent to /v1/verify: it checked a receipt, and holds no room to
+    score again."""
 
     def verdict(self) -> Text:
-        said = Text("receipts.ok_rescored" if self.rescored else "receipts.ok_unknown_rules", key_id=self.key_id)
+        if self.no_room:
+            said = Text("receipts.ok_receipt_check", key_id=self.key_id)
+        else:
+            said = Text("receipts.ok_rescored" if self.rescored else "receipts.ok_unknown_rules", key_id=self.key_id)
         return said if self.route_bound else Text("receipts.ok_unbound", verdict=said, path=self.path)
 
 
@@ -119,8 +125,19 @@ def _answer_fits_route(path: str, status: int, answer: Any) -> None:
         raise ReceiptFault("room_digest", Text("receipts.why_answer_not_of_route", path=path))
 
 
+def refused_whole(path: str, answer: Any) -> bool:
+    """Whether a batch's answer refuses its envelope (no results: a room too many, a member not taken),
+    which is then bound, and checked again, as one document."""
+    return path == "/v1/score/batch" and isinstance(answer, dict) and "results" not in answer and "errors" in answer
+
+
+def checks_a_receipt(path: str, request: Any) -> bool:
+    """Whether a request sent a receipt to /v1/verify to be checked, rather than a room and its claim."""
+    return path == "/v1/verify" and isinstance(request, dict) and "receipt" in request
+
+
 def _rooms_bound(path: str, request: Any, answer: Any) -> None:
-    if path == "/v1/score/batch":
+    if path == "/v1/score/batch" and not refused_whole(path, answer):
         rooms = request.get("rooms") if isinstance(request, dict) else None
         results = answer.get("results") if isinstance(answer, dict) else None
         if not isinstance(rooms, list) or not isinstance(results, list) or len(rooms) != len(results):
@@ -130,9 +147,10 @@ def _rooms_bound(path: str, request: Any, answer: Any) -> None:
         pairs = [(request, answer)]
     for k, (room, result) in enumerate(pairs):
         stated = result.get("room_digest") if isinstance(result, dict) else None
-        if stated is None:
+        digest = room_digest_if_any(room)  # None for a room past canonical JSON, which the service refuses unbound
+        if stated is None and (digest is not None or not _refusal(result)):
             raise ReceiptFault("room_digest", Text("receipts.why_no_room_digest", result=k))
-        if stated != room_digest_if_any(room):  # None for a room past canonical JSON: none the service signed
+        if stated != digest:
             raise ReceiptFault("room_digest", Text("receipts.why_room_digest_differs", result=k))
 
 
@@ -224,6 +242,8 @@ def check(
         read(path, request, answer)
     _answer_fits_route(path, status, answer)
     _rooms_bound(path, request, answer)
+    if checks_a_receipt(path, request):
+        return Checked(verified.key_id, False, path, verified.route_bound, no_room=True)
     same = rescore(path, request, answer)
     if same is False:
         raise ReceiptFault("rescore", Text("receipts.why_ledger_differs"))
@@ -258,6 +278,7 @@ def receipt_document(
             outcome, said = "not_run", Text("receipts.why_not_run")
         elif name == "rescore" and checked is not None and not checked.rescored:
             why = "receipts.why_ruleset_not_granted" if limited else "receipts.why_ruleset_not_known"
+            why = "receipts.why_receipt_check" if checked.no_room else why
             outcome, said = "not_known", Text(why)
         else:
             outcome, said = "passed", Text(PASSED[name])
@@ -323,9 +344,17 @@ def _ledger(result: Any) -> Any:
     return ("scored", sorted(lines), [(p["id"], p["amount"]) for p in result["players"]])
 
 
+def _codes(answered: Any) -> set[Any]:
+    return {fault.get("code") for fault in answered.get("errors", []) if isinstance(fault, dict)}
+
+
 ROUND_CODES: Final = frozenset({"round_already_scored", "round_in_flight"})
 """Refusals for a room's round (service/api/rounds.py): they rest on the service's record of which room each
 round was scored with, not on the rules, and no re-scoring can repeat them."""
+
+
+def _refusal(answered: Any) -> bool:
+    return isinstance(answered, dict) and "ledger" not in answered and isinstance(answered.get("errors"), list)
 
 
 def _refused_for_its_round(answered: Any) -> bool:
@@ -346,6 +375,8 @@ def _settled(result: Any) -> Any:
 
 def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
     """Each room a receipt rules on and its answer (a verify receipt's room: its request less the claim)."""
+    if refused_whole(path, answer) or checks_a_receipt(path, request):
+        return []
     if path == "/v1/score/batch":
         return list(zip(request["rooms"], answer["results"], strict=True))
     if path == "/v1/verify":
@@ -358,6 +389,8 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
     from service.contract import RoomRejected
     from service.documents import settle_room
+    from service.validation.limits import MOST_BATCH_ROOMS
+    from service.validation.load import load_batch, load_verification
 
     def one(room: Any, answered: Any) -> bool | None:
         if _refused_for_its_round(answered):
@@ -378,7 +411,25 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
             return None
         return bool(_ledger(answered) == _settled(again))
 
+    def refused_again(load: Callable[[], object], answered: Any) -> bool:
+        """A refusal of the whole request (a batch's envelope, a verify's claim): the same faults again."""
+        try:
+            load()
+        except RoomRejected as rejected:
+            return bool(_ledger(answered) == ("refused", sorted((f.pointer, f.code) for f in rejected.faults)))
+        return False
+
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
+        if refused_whole(path, answer):
+            rooms = request.get("rooms") if isinstance(request, dict) else None
+            most = (
+                MOST_BATCH_ROOMS  # the operator's limit is not in the receipt: the answer's, where it refuses past it
+            )
+            if isinstance(rooms, list) and _codes(answer) == {"batch_too_large"}:
+                most = max(1, len(rooms) - 1)  # a limit is at least one room
+            return refused_again(lambda: load_batch(request, most), answer)
+        if path == "/v1/verify" and _refusal(answer) and not _refused_for_its_round(answer):
+            return refused_again(lambda: load_verification(request, catalogue), answer)  # the claim's faults too
         outcomes = [one(room, answered) for room, answered in rooms_ruled(path, request, answer)]
         if False in outcomes:
             return False

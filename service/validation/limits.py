@@ -18,6 +18,8 @@ MAX_STAKE: Final = 10**12
 STAKE_LOW: Final = 1
 STAKE_DEFAULT: Final = 1
 ROUND_ID_MOST: Final = 128
+MOST_BATCH_ROOMS: Final = 500
+"""A batch's rooms unless the operator sets MAUBINH_MAX_BATCH_ROOMS."""
 STATUS_DEFAULT: Final = "arranged"
 MOST_CARDS: Final = 13
 """No card list holds more than a player's 13 cards: a longer one is refused on its length alone,

@@ -154,3 +154,63 @@ def test_the_vectors_sign_the_route() -> None:
     assert '"@path";req: /v1/score' in vectors["signature_base"].splitlines()
     made = {"receipt": 1, "request": vectors["request"], "response": vectors["response"]}
     assert checked(made, vectors["key"]["jwks"]).route_bound
+
+
+BIG = int("9" * 400)
+"""A stake past every double: the room has no canonical JSON, so no digest, and is refused unbound."""
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status"),
+    [
+        ("/v1/verify", {"receipt": 1, "request": {"method": "POST", "path": "/v1/score", "body": "{}"},
+                        "response": {"status": 200, "headers": {}, "body": "{}"}}, 200),
+        ("/v1/verify", {**E1, "claimed": {"amounts": {"P": -9000, "Q": 8999}}}, 422),
+        ("/v1/score/batch", {"rooms": 5}, 422),
+        ("/v1/score/batch", {"rooms": [E1], "extra": 1}, 422),
+        ("/v1/score/batch", {"rooms": [E1] * 501}, 422),
+        ("/v1/score/batch", {"rooms": [E1, {**E1, "stake": BIG}]}, 200),
+        ("/v1/score", {**E1, "stake": BIG}, 422),
+    ],
+    ids=["a receipt checked", "a claim refused", "rooms not a list", "a member more", "501 rooms",
+         "a batch with a room past doubles", "a room past doubles"],
+)  # fmt: skip
+def test_every_signed_answer_s_receipt_verifies(signed: FlaskClient, path: str, body: Any, status: int) -> None:
+    """Found by an attack on the API: each of these genuine signed answers failed as if tampered with
+    (its rules applied again to a receipt, to a refused claim's room alone, to a batch's refused envelope
+    as rooms; a refused room without a digest as a room missing one)."""
+    from service.trust.receipt_lines import ReceiptLines
+
+    made = receipt(signed, path, body)
+    assert made["response"]["status"] == status
+    jwks = signed.get("/.well-known/jwks.json").get_json()
+    checker = ReceiptLines(jwks, builtin_catalogue(), "en")
+    line = json.dumps(made).encode()
+    for record, _ in [checker(line), *checker.many([line])]:
+        assert record["verified"], record["message"]
+
+
+def test_a_whole_request_refused_is_checked_again_as_refused() -> None:
+    """A verify's claim or a batch's envelope refused: the same faults again, or the ruling differs."""
+    rescore = receipts.rescorer(builtin_catalogue())
+    unbalanced = {"errors": [{"pointer": "/claimed/amounts", "code": "claim_not_zero_sum"}]}
+    assert rescore("/v1/verify", {**E1, "claimed": {"amounts": {"P": -9000, "Q": 8999}}}, unbalanced) is True
+    assert rescore("/v1/verify", CLAIM, unbalanced) is False
+    not_a_list = {"errors": [{"pointer": "/rooms", "code": "wrong_type"}]}
+    assert rescore("/v1/score/batch", {"rooms": 5}, not_a_list) is True
+    assert rescore("/v1/score/batch", {"rooms": [E1]}, not_a_list) is False
+    too_many = {"errors": [{"pointer": "/rooms", "code": "batch_too_large"}]}
+    assert rescore("/v1/score/batch", {"rooms": [E1] * 3}, too_many) is True  # the operator's limit: below 3
+    assert rescore("/v1/score/batch", {"rooms": [E1]}, too_many) is False  # one room is never too many
+
+
+def test_a_receipt_of_a_receipt_check_says_it_holds_no_room(signed: FlaskClient) -> None:
+    checked = receipt(signed, "/v1/verify", {"receipt": 1, "request": {"method": "POST", "path": "/v1/score",
+                      "body": "{}"}, "response": {"status": 200, "headers": {}, "body": "{}"}})  # fmt: skip
+    answer = signed.post("/v1/verify", json=checked).get_json()["receipt"]
+    assert answer["verified"] and not answer["rescored"]
+    assert answer["checks"][-1] == {
+        "check": "rescore", "outcome": "not_known",
+        "message": "the rules were not applied again: the answer checked a receipt, which holds no room",
+    }  # fmt: skip
+    assert "answered a receipt sent to be checked" in answer["message"]
