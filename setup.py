@@ -34,6 +34,7 @@ COMPILED = [
     "service/bulk/engine.py",
     "service/trust/rulings_in_bulk.py",
     "service/trust/receipts.py",
+    "service/trust/rescoring.py",
     "service/trust/receipt_lines.py",
     "service/trust/answer_signatures.py",
 ]

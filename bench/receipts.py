@@ -78,7 +78,7 @@ def stages(month: Path, keys: Path, count: int = 3000) -> None:
     from service.support.strict_json import loads
     from service.trust.receipt_lines import ReceiptLines
     from service.trust.receipt_reading import read_receipt, read_signed_answer
-    from service.trust.receipts import _ledger, rescorer
+    from service.trust.rescoring import _ledger, rescorer
     from service.trust.rulings_in_bulk import Rulings
     from service.trust.signing import room_digest
 

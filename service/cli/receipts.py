@@ -152,7 +152,7 @@ def _one_receipt(path: str) -> bool:
 def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language, log: Any = None) -> int:
     """One receipt file: its verdict on stdout and exit 0, or the first failed check on stderr and 1."""
     from service.support.strict_json import BadDocument, loads
-    from service.trust import receipts
+    from service.trust import receipts, rescoring
     from service.trust.receipt_reading import read_receipt
 
     command = "receipts verify"
@@ -177,7 +177,7 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
     for skipped in usable.skipped:
         print(f"maubinh {command}: {on_terminal(skipped.render(language))}", file=sys.stderr)
     try:
-        checked = receipts.check(receipt, keys, receipts.rescorer(catalogue))
+        checked = receipts.check(receipt, keys, rescoring.rescorer(catalogue))
     except receipts.ReceiptFault as fault:
         print(f"maubinh {command}: {on_terminal(fault.says().render(language))}", file=sys.stderr)
         return EXIT_REJECTED

@@ -17,7 +17,8 @@ from service.support.strict_json import BadDocument
 from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
 from service.trust.receipt_reading import read_body, read_receipt
-from service.trust.receipts import Checked, ReceiptFault, check, rescorer, rooms_ruled
+from service.trust.receipts import Checked, ReceiptFault, check
+from service.trust.rescoring import rescorer, rooms_ruled
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest_if_any

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.texts import Language, Text
+from service.trust.rescoring import checks_a_receipt, refusal, refused_whole, rescorer
 from service.trust.signing import (
     KEY_SET_MAX_AGE,
     KeySet,
@@ -125,17 +126,6 @@ def _answer_fits_route(path: str, status: int, answer: Any) -> None:
         raise ReceiptFault("room_digest", Text("receipts.why_answer_not_of_route", path=path))
 
 
-def refused_whole(path: str, answer: Any) -> bool:
-    """Whether a batch's answer refuses its envelope (no results: a room too many, a member not taken),
-    which is then bound, and checked again, as one document."""
-    return path == "/v1/score/batch" and isinstance(answer, dict) and "results" not in answer and "errors" in answer
-
-
-def checks_a_receipt(path: str, request: Any) -> bool:
-    """Whether a request sent a receipt to /v1/verify to be checked, rather than a room and its claim."""
-    return path == "/v1/verify" and isinstance(request, dict) and "receipt" in request
-
-
 def _rooms_bound(path: str, request: Any, answer: Any) -> None:
     if path == "/v1/score/batch" and not refused_whole(path, answer):
         rooms = request.get("rooms") if isinstance(request, dict) else None
@@ -148,7 +138,7 @@ def _rooms_bound(path: str, request: Any, answer: Any) -> None:
     for k, (room, result) in enumerate(pairs):
         stated = result.get("room_digest") if isinstance(result, dict) else None
         digest = room_digest_if_any(room)  # None for a room past canonical JSON, which the service refuses unbound
-        if stated is None and (digest is not None or not _refusal(result)):
+        if stated is None and (digest is not None or not refusal(result)):
             raise ReceiptFault("room_digest", Text("receipts.why_no_room_digest", result=k))
         if stated != digest:
             raise ReceiptFault("room_digest", Text("receipts.why_room_digest_differs", result=k))
@@ -327,112 +317,3 @@ def from_exchange(method: str, path: str, request_body: bytes, saved_answer: byt
         "request": {"method": method, "path": path, "body": request_body.decode("utf-8")},
         "response": {"status": int(parts[1]), "headers": headers, "body": body.decode("utf-8")},
     }
-
-
-def _ledger(result: Any) -> Any:
-    if not isinstance(result, dict) or "ledger" not in result:
-        return (
-            "refused",
-            sorted((e.get("pointer"), e.get("code")) for e in result.get("errors", []))
-            if isinstance(result, dict)
-            else None,
-        )
-    lines = [
-        (line["step"], line["payer"], line["payee"], line["units"], line["amount"], line.get("position"))
-        for line in result["ledger"]
-    ]
-    return ("scored", sorted(lines), [(p["id"], p["amount"]) for p in result["players"]])
-
-
-def _codes(answered: Any) -> set[Any]:
-    return {fault.get("code") for fault in answered.get("errors", []) if isinstance(fault, dict)}
-
-
-ROUND_CODES: Final = frozenset({"round_already_scored", "round_in_flight"})
-"""Refusals for a room's round (service/api/rounds.py): they rest on the service's record of which room each
-round was scored with, not on the rules, and no re-scoring can repeat them."""
-
-
-def _refusal(answered: Any) -> bool:
-    return isinstance(answered, dict) and "ledger" not in answered and isinstance(answered.get("errors"), list)
-
-
-def _refused_for_its_round(answered: Any) -> bool:
-    errors = answered.get("errors") if isinstance(answered, dict) and "ledger" not in answered else None
-    codes = {fault.get("code") for fault in errors if isinstance(fault, dict)} if isinstance(errors, list) else set()
-    return bool(codes) and codes <= ROUND_CODES
-
-
-def _settled(result: Any) -> Any:
-    """:func:`_ledger` of a result as :func:`service.documents.settle_room` gives it: the same lines and
-    amounts its answer would state, without writing the answer."""
-    stake = result.room.stake
-    lines = [
-        (line.step, line.payer, line.payee, line.units, line.units * stake, line.position) for line in result.ledger
-    ]
-    return ("scored", sorted(lines), [(p.id, p.units * stake) for p in result.players])
-
-
-def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
-    """Each room a receipt rules on and its answer (a verify receipt's room: its request less the claim)."""
-    if refused_whole(path, answer) or checks_a_receipt(path, request):
-        return []
-    if path == "/v1/score/batch":
-        return list(zip(request["rooms"], answer["results"], strict=True))
-    if path == "/v1/verify":
-        return [({k: v for k, v in request.items() if k != "claimed"}, answer.get("result", answer))]
-    return [(request, answer)]
-
-
-def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
-    """Re-scores a receipt's rooms under the rulesets its answers pin (id, version and digest) with
-    ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
-    from service.contract import RoomRejected
-    from service.documents import settle_room
-    from service.validation.limits import MOST_BATCH_ROOMS
-    from service.validation.load import load_batch, load_verification
-
-    def one(room: Any, answered: Any) -> bool | None:
-        if _refused_for_its_round(answered):
-            return None
-        pinned = answered.get("ruleset") if isinstance(answered, dict) else None
-        request = dict(room) if isinstance(room, dict) else room
-        if isinstance(pinned, dict) and isinstance(request, dict) and isinstance(request.get("ruleset"), str):
-            known = catalogue.get(f"{pinned['id']}@{pinned['version']}")
-            if known is None or known.digest != pinned.get("digest"):
-                return None
-            request["ruleset"] = f"{pinned['id']}@{pinned['version']}"
-        try:
-            again = settle_room(request, catalogue)
-        except RoomRejected as rejected:
-            codes = sorted((f.pointer, f.code) for f in rejected.faults)
-            return bool(_ledger(answered) == ("refused", codes))
-        if isinstance(pinned, dict) and again.room.ruleset.ref.digest != pinned.get("digest"):
-            return None
-        return bool(_ledger(answered) == _settled(again))
-
-    def refused_again(load: Callable[[], object], answered: Any) -> bool:
-        """A refusal of the whole request (a batch's envelope, a verify's claim): the same faults again."""
-        try:
-            load()
-        except RoomRejected as rejected:
-            return bool(_ledger(answered) == ("refused", sorted((f.pointer, f.code) for f in rejected.faults)))
-        return False
-
-    def rescore(path: str, request: Any, answer: Any) -> bool | None:
-        if refused_whole(path, answer):
-            rooms = request.get("rooms") if isinstance(request, dict) else None
-            most = (
-                MOST_BATCH_ROOMS  # the operator's limit is not in the receipt: the answer's, where it refuses past it
-            )
-            if isinstance(rooms, list) and _codes(answer) == {"batch_too_large"}:
-                most = max(1, len(rooms) - 1)  # a limit is at least one room
-            return refused_again(lambda: load_batch(request, most), answer)
-        if path == "/v1/verify" and _refusal(answer) and not _refused_for_its_round(answer):
-            return refused_again(lambda: load_verification(request, catalogue), answer)  # the claim's faults too
-        outcomes = [one(room, answered) for room, answered in rooms_ruled(path, request, answer)]
-        if False in outcomes:
-            return False
-        return None if None in outcomes else True
-
-    return rescore

@@ -4,7 +4,7 @@ Applying the rules again room by room is most of what a receipt costs (bench/rec
 array form (:func:`service.scoring.settle_many_by_line`) settles many rooms of one ruleset and size at
 once and gives what each player pays each other under each step and position: a room's ledger, its
 lines summed by what names them. Where no two lines of a room share those four, that is the ledger line
-by line, and an answer agrees with it exactly when the per-room check (:func:`receipts.rescorer`) finds
+by line, and an answer agrees with it exactly when the per-room check (:func:`rescoring.rescorer`) finds
 the same lines and amounts. Rooms are taken here only where that holds and the arrays read the room as
 the per-room path would (:mod:`service.validation.room_arrays`); everything else (a refusal, a patch, a
 ruleset whose sweep adds a second scoop line to a pair, an answer that does not agree) is left to the
@@ -76,7 +76,7 @@ class Rulings:
 
     def take(self, room: Any, answered: Any) -> int | None:
         """A ticket for this room and its answered result, or None where only the per-room check can
-        check it. The room's ruleset is the one its answer pins (as :func:`receipts.rescorer` reads it)."""
+        check it. The room's ruleset is the one its answer pins (as :func:`rescoring.rescorer` reads it)."""
         if type(answered) is not dict or type(room) is not dict:
             return None
         pinned, ledger, players = answered.get("ruleset"), answered.get("ledger"), answered.get("players")

@@ -19,7 +19,7 @@ from helpers import golden_cases
 from service.api import create_app
 from service.cli import main
 from service.rulesets.catalogue import builtin_catalogue
-from service.trust import receipts
+from service.trust import receipts, rescoring
 from service.trust.signing import load_private_key
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
@@ -55,7 +55,7 @@ def relabelled(made: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def checked(made: dict[str, Any], jwks: Any) -> receipts.Checked:
-    return receipts.check(made, jwks, receipts.rescorer(builtin_catalogue()))
+    return receipts.check(made, jwks, rescoring.rescorer(builtin_catalogue()))
 
 
 def signed_before_routes_were_bound(pem: Path, made: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def test_every_signed_answer_s_receipt_verifies(signed: FlaskClient, path: str, 
 
 def test_a_whole_request_refused_is_checked_again_as_refused() -> None:
     """A verify's claim or a batch's envelope refused: the same faults again, or the ruling differs."""
-    rescore = receipts.rescorer(builtin_catalogue())
+    rescore = rescoring.rescorer(builtin_catalogue())
     unbalanced = {"errors": [{"pointer": "/claimed/amounts", "code": "claim_not_zero_sum"}]}
     assert rescore("/v1/verify", {**E1, "claimed": {"amounts": {"P": -9000, "Q": 8999}}}, unbalanced) is True
     assert rescore("/v1/verify", CLAIM, unbalanced) is False

@@ -21,7 +21,7 @@ from helpers import golden_cases
 from service.api import create_app
 from service.cli import main
 from service.rulesets.catalogue import builtin_catalogue
-from service.trust import receipts
+from service.trust import receipts, rescoring
 
 ROOT = Path(__file__).resolve().parents[2]
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
@@ -61,7 +61,7 @@ def takes(verifier: Flask | Any, made: dict[str, Any]) -> bool:
     if isinstance(verifier, Flask):
         return bool(verifier.test_client().post("/v1/verify", json=made).get_json()["receipt"]["verified"])
     try:
-        receipts.check(made, verifier, receipts.rescorer(builtin_catalogue()))
+        receipts.check(made, verifier, rescoring.rescorer(builtin_catalogue()))
     except receipts.ReceiptFault:
         return False
     return True

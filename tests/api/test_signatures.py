@@ -17,7 +17,7 @@ from werkzeug.test import TestResponse
 
 from service.api import create_app
 from service.rulesets.catalogue import builtin_catalogue
-from service.trust import receipts
+from service.trust import receipts, rescoring
 
 E1 = next(c for c in golden_cases() if c["name"] == "worked-example/E1")["request"]
 
@@ -43,7 +43,7 @@ def receipt_of(path: str, raw: bytes, answer: TestResponse) -> dict[str, Any]:
 
 
 def checked(made: dict[str, Any], jwks: Any) -> receipts.Checked:
-    return receipts.check(made, jwks, receipts.rescorer(builtin_catalogue()))
+    return receipts.check(made, jwks, rescoring.rescorer(builtin_catalogue()))
 
 
 @pytest.mark.parametrize(

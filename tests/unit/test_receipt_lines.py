@@ -281,7 +281,7 @@ def test_re_scoring_without_writing_the_answer_compares_what_the_answer_states()
 
     from service.contract import RoomRejected
     from service.documents import score_document, settle_room
-    from service.trust.receipts import _ledger, _settled
+    from service.trust.rescoring import _ledger, _settled
 
     catalogue = builtin_catalogue()
     names = ("public.jsonl", "house-public.jsonl", "house2-public.jsonl")
