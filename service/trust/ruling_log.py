@@ -77,10 +77,12 @@ def statements(
         answer = _RULINGS.decode(body)
     except msgspec.DecodeError:  # not the service's writing: as first written
         return _first_form(route, request, body, content_digest, keyid, created)
-    if route == BATCH:
+    if route == BATCH and answer.results is not None:
         rooms = request.get("rooms") if isinstance(request, dict) else None
-        results = answer.results or []
+        results = answer.results
         pairs = zip(rooms, results, strict=True) if isinstance(rooms, list) and len(rooms) == len(results) else ()
+    elif route == BATCH:  # its envelope refused: the batch is one document, bound whole, of no round
+        pairs = zip([None], [answer], strict=True)
     else:
         pairs = zip([request], [answer], strict=True)
     return [

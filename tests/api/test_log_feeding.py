@@ -136,6 +136,7 @@ def test_the_monitor_finds_no_re_roll_in_a_refusal_corrected_an_audit_or_a_recei
     assert client.post("/v1/verify", json=framing).status_code == 200
     rooms = [{**E1, "round_id": "b1"}, {**E1, "round_id": "b2", "stake": int("9" * 400)}, {**E1, "round_id": "b3"}]
     assert client.post("/v1/score/batch", json={"rooms": rooms}).status_code == 200
+    assert client.post("/v1/score/batch", json={"rooms": rooms[:1], "x": 1}).status_code == 422
     log = [s for statements in handed for s in statements]
     named = [(json.loads(s)["route"], json.loads(s)["round_id"]) for s in log]
     assert named == [
@@ -145,6 +146,7 @@ def test_the_monitor_finds_no_re_roll_in_a_refusal_corrected_an_audit_or_a_recei
         ("/v1/verify", None),
         ("/v1/score/batch", "b1"),
         ("/v1/score/batch", "b3"),  # b2 has no digest and no statement; b3 keeps its round
+        ("/v1/score/batch", None),  # its envelope refused: one ruling on the whole batch, of no round
     ]
     findings = Findings()
     for at, statement in enumerate(log):
