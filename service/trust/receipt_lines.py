@@ -81,7 +81,7 @@ def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
     recorded = recorded_round(round_id)  # as rounds scored once records it: an empty id names no round
     if recorded is None or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
         return round_id, ()
-    if path == "/v1/verify":
+    if path == "/v1/verify" and isinstance(request, dict):
         digest = room_digest_if_any({k: v for k, v in request.items() if k != "claimed"})
         return round_id, ((recorded, digest),) if digest is not None else ()  # none: its digest check fails
     stated = answer.get("room_digest") if isinstance(answer, dict) else None

@@ -138,7 +138,7 @@ def _rooms_bound(path: str, request: Any, answer: Any) -> None:
     for k, (room, result) in enumerate(pairs):
         stated = result.get("room_digest") if isinstance(result, dict) else None
         digest = room_digest_if_any(room)  # None for a room past canonical JSON, which the service refuses unbound
-        if stated is None and (digest is not None or not refusal(result)):
+        if stated is None and (digest is not None or not (refusal(result) or checks_a_receipt(path, request))):
             raise ReceiptFault("room_digest", Text("receipts.why_no_room_digest", result=k))
         if stated != digest:
             raise ReceiptFault("room_digest", Text("receipts.why_room_digest_differs", result=k))

@@ -13,9 +13,12 @@ from typing import Any, Final
 
 
 def refused_whole(path: str, answer: Any) -> bool:
-    """Whether a batch's answer refuses its envelope (no results: a room too many, a member not taken),
-    which is then bound, and checked again, as one document."""
-    return path == "/v1/score/batch" and isinstance(answer, dict) and "results" not in answer and "errors" in answer
+    """Whether an answer refuses its whole request, which is then bound, and checked again, as one
+    document: a batch's envelope (no results: a room too many, a member not taken), or a verify (its
+    room and claim are one request, whichever is at fault)."""
+    if path == "/v1/score/batch":
+        return isinstance(answer, dict) and "results" not in answer and "errors" in answer
+    return path == "/v1/verify" and refusal(answer)
 
 
 def checks_a_receipt(path: str, request: Any) -> bool:
@@ -75,8 +78,20 @@ def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
     if path == "/v1/score/batch":
         return list(zip(request["rooms"], answer["results"], strict=True))
     if path == "/v1/verify":
-        return [({k: v for k, v in request.items() if k != "claimed"}, answer.get("result", answer))]
+        room = {k: v for k, v in request.items() if k != "claimed"} if isinstance(request, dict) else request
+        return [(room, answer.get("result", answer) if isinstance(answer, dict) else answer)]
     return [(request, answer)]
+
+
+def _batch_limit(request: Any, answer: Any) -> int:
+    """The operator's MAUBINH_MAX_BATCH_ROOMS, which the receipt does not state, as the answer shows it: below
+    the batch's rooms where it refused them as too many (a limit is at least one room), else not below them."""
+    from service.validation.limits import MOST_BATCH_ROOMS
+
+    rooms = request.get("rooms") if isinstance(request, dict) else None
+    if not isinstance(rooms, list):
+        return MOST_BATCH_ROOMS
+    return max(1, len(rooms) - 1) if _codes(answer) == {"batch_too_large"} else len(rooms)
 
 
 def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
@@ -84,7 +99,6 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
     ``catalogue``; None where one of them is not known here, or a room was refused for its round."""
     from service.contract import RoomRejected
     from service.documents import settle_room
-    from service.validation.limits import MOST_BATCH_ROOMS
     from service.validation.load import load_batch, load_verification
 
     def one(room: Any, answered: Any) -> bool | None:
@@ -116,15 +130,11 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
         if refused_whole(path, answer):
-            rooms = request.get("rooms") if isinstance(request, dict) else None
-            most = (
-                MOST_BATCH_ROOMS  # the operator's limit is not in the receipt: the answer's, where it refuses past it
-            )
-            if isinstance(rooms, list) and _codes(answer) == {"batch_too_large"}:
-                most = max(1, len(rooms) - 1)  # a limit is at least one room
-            return refused_again(lambda: load_batch(request, most), answer)
-        if path == "/v1/verify" and refusal(answer) and not _refused_for_its_round(answer):
-            return refused_again(lambda: load_verification(request, catalogue), answer)  # the claim's faults too
+            if _refused_for_its_round(answer):  # a batch refused whole for one room's round
+                return None
+            if path == "/v1/verify":
+                return refused_again(lambda: load_verification(request, catalogue), answer)  # the claim's faults too
+            return refused_again(lambda: load_batch(request, _batch_limit(request, answer)), answer)
         outcomes = [one(room, answered) for room, answered in rooms_ruled(path, request, answer)]
         if False in outcomes:
             return False

@@ -171,9 +171,15 @@ BIG = int("9" * 400)
         ("/v1/score/batch", {"rooms": [E1] * 501}, 422),
         ("/v1/score/batch", {"rooms": [E1, {**E1, "stake": BIG}]}, 200),
         ("/v1/score", {**E1, "stake": BIG}, 422),
+        ("/v1/verify", None, 422),
+        ("/v1/verify", [1], 422),
+        ("/v1/verify", {"receipt": 1, "request": {}, "response": {}, "x": BIG}, 422),
+        ("/v1/verify", {"receipt": 1, "request": {"method": "POST", "path": "/v1/score", "body": "{}"},
+                        "response": {"status": 200, "headers": {}, "body": "{}"}, "x": BIG}, 200),
     ],
     ids=["a receipt checked", "a claim refused", "rooms not a list", "a member more", "501 rooms",
-         "a batch with a room past doubles", "a room past doubles"],
+         "a batch with a room past doubles", "a room past doubles", "a verify of null", "a verify of a list",
+         "a receipt refused", "a receipt checked past doubles"],
 )  # fmt: skip
 def test_every_signed_answer_s_receipt_verifies(signed: FlaskClient, path: str, body: Any, status: int) -> None:
     """Found by an attack on the API: each of these genuine signed answers failed as if tampered with
@@ -190,6 +196,18 @@ def test_every_signed_answer_s_receipt_verifies(signed: FlaskClient, path: str, 
         assert record["verified"], record["message"]
 
 
+def test_a_batch_refused_for_a_member_under_a_larger_limit_verifies(pem: Path) -> None:
+    """MAUBINH_MAX_BATCH_ROOMS is the operator's, and no receipt states it: 501 rooms and a member more,
+    refused for the member under a limit of 1,000, is not taken for a batch too large."""
+    from service.trust.receipt_lines import ReceiptLines
+
+    client = create_app({"log_requests": False, "signing_key_file": str(pem), "max_batch_rooms": 1000}).test_client()
+    made = receipt(client, "/v1/score/batch", {"rooms": [E1] * 501, "x": 1})
+    assert made["response"]["status"] == 422 and "batch_too_large" not in made["response"]["body"]
+    checker = ReceiptLines(client.get("/.well-known/jwks.json").get_json(), builtin_catalogue(), "en")
+    assert checker(json.dumps(made).encode())[0]["verified"]
+
+
 def test_a_whole_request_refused_is_checked_again_as_refused() -> None:
     """A verify's claim or a batch's envelope refused: the same faults again, or the ruling differs."""
     rescore = rescoring.rescorer(builtin_catalogue())
@@ -202,6 +220,8 @@ def test_a_whole_request_refused_is_checked_again_as_refused() -> None:
     too_many = {"errors": [{"pointer": "/rooms", "code": "batch_too_large"}]}
     assert rescore("/v1/score/batch", {"rooms": [E1] * 3}, too_many) is True  # the operator's limit: below 3
     assert rescore("/v1/score/batch", {"rooms": [E1]}, too_many) is False  # one room is never too many
+    its_round = {"errors": [{"pointer": "/rooms/0/round_id", "code": "round_already_scored"}]}
+    assert rescore("/v1/score/batch", {"rooms": [{**E1, "round_id": "r"}]}, its_round) is None  # the record's
 
 
 def test_a_receipt_of_a_receipt_check_says_it_holds_no_room(signed: FlaskClient) -> None:
