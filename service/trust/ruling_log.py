@@ -26,6 +26,7 @@ from service.transparency.note import NoteError, Verifier
 from service.transparency.proof import TlogProof
 from service.transparency.tiles import TiledTree, TreeFault, check_tree
 from service.trust.canonical_json import canonical
+from service.trust.signing import room_digest_if_any
 from service.validation.limits import recorded_round
 
 MERGE_DELAY: Final = 60
@@ -52,31 +53,33 @@ class _Ruling(msgspec.Struct):
     room_digest: str | None = None
     ledger: msgspec.Raw = msgspec.Raw(b"")
     results: list[_Ruling] | None = None
+    result: _Ruling | None = None
+    """A verify's settlement of its room."""
 
 
 _RULINGS: Final = msgspec.json.Decoder(_Ruling)
-SCORE_ROUTES: Final = frozenset({"/v1/score", BATCH})
-"""The routes that settle rooms, whose rulings name their rounds as rounds scored once records them; a
-verify audits a settlement made elsewhere (its digest covers the claim too) and records no round."""
+VERIFY: Final = "/v1/verify"
 
 
 def statements(
     route: str, request: Any, body: bytes, content_digest: str, keyid: str, created: int, first_form: bool = False
 ) -> list[bytes]:
     """The statements of one signed answer: a room each (a batch's in its order), each room's digest as
-    the answer states it, its round as the request names it; on a score route, a room refused (no
-    ledger) names no round, as rounds scored once records none for it, nor does a receipt checked on
-    /v1/verify. ``first_form``: the statements as the service wrote them until 2026-12-07 (a refusal and a
-    receipt's other members named a round, and a batch with a room past canonical JSON, which has no
-    digest, named none of its rounds), which a receipt of then is found by."""
-    if first_form or route not in SCORE_ROUTES:
-        if not first_form and isinstance(request, dict) and "receipt" in request:  # a receipt checked: no round
-            request = None
+    the answer states it, its round as the request names it. A room refused (no ledger) names no round,
+    as rounds scored once records none for it, nor does a receipt checked on /v1/verify; a verify's room
+    is its request less the claim, as a score of that room would state it, so that the log sees a round
+    settled on another room through /v1/verify too. ``first_form``: the statements as the service wrote
+    them until 2026-12-07 (a refusal and a receipt's other members named a round, a verify's digest
+    covered its claim, and a batch with a room past canonical JSON, which has no digest, named none of
+    its rounds), which a receipt of then is found by."""
+    if first_form:
         return _first_form(route, request, body, content_digest, keyid, created)
     try:
         answer = _RULINGS.decode(body)
     except msgspec.DecodeError:  # not the service's writing: as first written
         return _first_form(route, request, body, content_digest, keyid, created)
+    if route == VERIFY:
+        return _verified(request, answer, content_digest, keyid, created)
     if route == BATCH and answer.results is not None:
         rooms = request.get("rooms") if isinstance(request, dict) else None
         results = answer.results
@@ -90,6 +93,17 @@ def statements(
         for room, ruled in pairs
         if ruled.room_digest is not None
     ]
+
+
+def _verified(request: Any, answer: _Ruling, content_digest: str, keyid: str, created: int) -> list[bytes]:
+    if answer.room_digest is None:  # past canonical JSON: bound to nothing, logged as nothing
+        return []
+    settled = answer.result is not None and bool(answer.result.ledger) and isinstance(request, dict)
+    if not settled or "receipt" in request:
+        return [statement(None, answer.room_digest, content_digest, keyid, created, VERIFY)]
+    room = {k: v for k, v in request.items() if k != "claimed"}
+    digest = room_digest_if_any(room) or answer.room_digest
+    return [statement(_round_of(request), digest, content_digest, keyid, created, VERIFY)]
 
 
 def _round_of(room: Any) -> Any:
@@ -224,8 +238,8 @@ def _found(index: LogIndex, ruling: bytes, as_then: bytes) -> int | None:
 @dataclass
 class Findings:
     """What a monitor found reading every entry: rounds ruled on more than one room, rulings signed by a
-    key not in the published set, entries that are no statement. Each ruling of a score route that names
-    a round is noted in 24 bytes (:class:`RoundIndex`, and its entry's index), so a log of any size is watched in
+    key not in the published set, entries that are no statement. Each ruling that names a round is
+    noted in 24 bytes (:class:`RoundIndex`, and its entry's index), so a log of any size is watched in
     bounded memory; the few rounds that may be ruled twice are read again, exactly, for the report."""
 
     entries: int = 0
@@ -240,8 +254,8 @@ class Findings:
         if read is None:
             self.unreadable.append(at)
             return
-        round_id, room, keyid, route = read
-        if route in SCORE_ROUTES and (recorded := recorded_round(round_id)) is not None:  # as rounds scored once
+        round_id, room, keyid = read
+        if (recorded := recorded_round(round_id)) is not None:  # as rounds scored once: "" names no round
             self.rounds.add(((recorded, room),))
             self.at.append(at)
         if keys is not None and keyid not in keys:
@@ -252,7 +266,7 @@ class Findings:
         rooms = []
         for at in sorted(self.at[k] for k in self.rounds.noted(self.rounds.suspects())):
             read = _statement(entry(at))
-            if read is not None and read[3] in SCORE_ROUTES and (recorded := recorded_round(read[0])) is not None:
+            if read is not None and (recorded := recorded_round(read[0])) is not None:
                 rooms.append((recorded, read[1], at))
         twice = {
             round_id: {"rooms": sorted({room for room, _ in held}), "entries": [at for _, at in held]}
@@ -262,14 +276,14 @@ class Findings:
                 "unreadable_entries": self.unreadable}  # fmt: skip
 
 
-def _statement(entry: bytes) -> tuple[Any, str, Any, Any] | None:
-    """An entry's round id, room digest, key id and route, or None where it is no statement."""
+def _statement(entry: bytes) -> tuple[Any, str, Any] | None:
+    """An entry's round id, room digest and key id, or None where it is no statement."""
     try:
         read = orjson.loads(entry)
-        round_id, room, keyid, route = read.get("round_id"), read["room_digest"], read["keyid"], read.get("route")
+        round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
     except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return None
-    return (round_id, room, keyid, route) if isinstance(room, str) else None
+    return (round_id, room, keyid) if isinstance(room, str) else None
 
 
 __all__ = ["BAD_LOG_PROOF", "MERGE_DELAY", "NOT_IN_LOG", "Findings", "InLog", "LogIndex", "TreeFault", "in_log"]

@@ -119,9 +119,10 @@ def test_the_monitor_finds_no_re_roll_in_a_refusal_corrected_an_audit_or_a_recei
     tmp_path: Path, handed: list[list[bytes]]
 ) -> None:
     """Found by an attack on the API: a room refused then sent corrected, a settlement of the round
-    audited by POST /v1/verify (its digest covers the claim), and a receipt sent to /v1/verify with a
+    audited by POST /v1/verify (its digest covered the claim), and a receipt sent to /v1/verify with a
     round_id of its own were each read as the round ruled on a second room; and one room past canonical
-    JSON in a batch (no digest) took every round id of its batch out of the log."""
+    JSON in a batch (no digest) took every round id of its batch out of the log. A verify's entry is its
+    room less the claim: the same room audited is no second room, another room settled by verify is."""
     from service.trust.ruling_log import Findings
 
     client = create_app(
@@ -152,7 +153,10 @@ def test_the_monitor_finds_no_re_roll_in_a_refusal_corrected_an_audit_or_a_recei
     for at, statement in enumerate(log):
         findings.see(at, statement, None)
     assert findings.report(log.__getitem__)["rounds_scored_twice"] == {}
-    log.append(log[1].replace(b'"sha256:', b'"sha256:0'))  # r1 scored on another room: still found
+    p, q = E1["players"]
+    swapped = {**E1, "round_id": "r1", "players": [{**q, "id": "P"}, {**p, "id": "Q"}], "claimed": claimed}
+    assert client.post("/v1/verify", json=swapped).status_code == 200  # r1 settled on another room, by verify
+    log.extend(handed[-1])
     findings.see(len(log) - 1, log[-1], None)
     assert list(findings.report(log.__getitem__)["rounds_scored_twice"]) == ["r1"]
 
