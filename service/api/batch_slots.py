@@ -10,7 +10,8 @@ connection, and no slot is taken.
 
 A slot is taken before the body is read (a body waiting stays in the kernel's buffers), so a caller that
 opens batches and never sends their bodies holds slots until MAUBINH_BODY_SECONDS: a caller of the
-callers file may hold at most :func:`share` of a worker's slots, and one caller cannot take them all.
+callers file (or MAUBINH_API_KEYS's, beside one) may hold at most :func:`share` of a worker's slots, and one
+caller cannot take them all.
 """
 
 from __future__ import annotations
@@ -23,10 +24,9 @@ from flask import Flask, Response, after_this_request, current_app
 from gevent.lock import BoundedSemaphore
 from werkzeug.exceptions import ServiceUnavailable
 
-from service.api.auth import the_caller
+from service.api.auth import source, the_caller
 from service.api.connection import under_a_server
 from service.texts import Text
-from service.trust.callers import DEFAULT
 
 WAIT_SECONDS = 5.0
 """How long a batch waits for a slot of its worker before its 503."""
@@ -66,14 +66,15 @@ def register(app: Flask, slots: int) -> None:
 
 
 def take_batch_slot() -> None:
-    """Wait for a slot of this worker, within the caller's share, freed when the server closes this
-    request's answer. Callers not told apart (MAUBINH_API_KEYS, or no key) share the worker's slots whole."""
+    """Wait for a slot of this worker, within the caller's share where there are others to leave slots to,
+    freed when the server closes this request's answer. A sole caller (MAUBINH_API_KEYS alone, or a
+    callers file of one), or requests without a key, have the worker's slots whole."""
     if not under_a_server():
         return
     slots: Slots = current_app.extensions["maubinh.batch_slots"]
     deadline = time.monotonic() + WAIT_SECONDS
     caller, own = the_caller(), None
-    if caller is not None and caller.name != DEFAULT:
+    if caller is not None and len(source().callers.callers) > 1:
         own = slots.callers.get(caller.name)
         if own is None:
             own = slots.callers[caller.name] = BoundedSemaphore(share(slots.size))

@@ -19,7 +19,7 @@ from server import start
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from hostile import E1, post
 
-ALPHA, BETA = "alpha-batch-slots-key", "beta-batch-slots-key"
+ALPHA, BETA, DEFAULT = "alpha-batch-slots-key", "beta-batch-slots-key", "default-batch-slots-key"
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,8 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
             for name, key in (("alpha", ALPHA), ("beta", BETA))
         )
     )
-    env = {"MAUBINH_CALLERS_FILE": str(callers), "MAUBINH_WORKERS": "1", "MAUBINH_BATCH_SLOTS": "2"}
+    env = {"MAUBINH_CALLERS_FILE": str(callers), "MAUBINH_API_KEYS": DEFAULT, "MAUBINH_WORKERS": "1",
+           "MAUBINH_BATCH_SLOTS": "2"}  # fmt: skip
     base, process = start({**env, "MAUBINH_BODY_SECONDS": "8"})
     yield int(base.rsplit(":", 1)[1])
     process.kill()
@@ -51,8 +52,9 @@ def _heads_without_bodies(port: int, key: str, count: int) -> list[socket.socket
     return held
 
 
-def test_a_caller_holding_its_share_of_slots_leaves_the_rest_to_others(port: int) -> None:
-    held = _heads_without_bodies(port, BETA, 4)
+@pytest.mark.parametrize("holder", [BETA, DEFAULT], ids=["a caller of the file", "MAUBINH_API_KEYS's"])
+def test_a_caller_holding_its_share_of_slots_leaves_the_rest_to_others(port: int, holder: str) -> None:
+    held = _heads_without_bodies(port, holder, 4)
     try:
         time.sleep(0.5)  # each head read, its slot (or its wait for one) begun
         started = time.monotonic()
