@@ -218,7 +218,7 @@ def in_log(receipt: Mapping[str, Any], request: Any, index: LogIndex | None, ver
                 return InLog(BAD_LOG_PROOF, Text("receipts.log_proof_bad", why=str(error.args[0])[:200]))
             at.append(proof.index)
         return InLog(None, Text("receipts.log_proven", indexes=", ".join(map(str, at))))
-    if index is None:
+    if index is None or not found:  # not found: no ruling the log holds (an answer bound to no room)
         return InLog(None, None)
     where = [_found(index, ruling, as_then) for ruling, as_then in forms]
     if None not in where:
