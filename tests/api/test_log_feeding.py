@@ -190,3 +190,27 @@ def test_a_receipt_of_a_refusal_is_found_under_the_statement_first_written_for_i
     assert in_log(proven, sent, None, SIGNER.verifier).code is None
     other = {**kept, "log": {"proofs": [prove_inclusion(read, checkpoint, 4).text()]}}
     assert in_log(other, sent, None, SIGNER.verifier).code == "bad_log_proof"
+
+
+def test_a_receipt_the_log_holds_no_ruling_of_says_nothing_of_the_log(
+    tmp_path: Path, handed: list[list[bytes]]
+) -> None:
+    """A room past canonical JSON is refused unbound, and logged as nothing: its receipt's verdict does not
+    say it is 'in the log (entries  of N)'."""
+    from tlog_trees import SIGNER, entries, grow
+
+    from service.transparency.reading import latest, reader
+    from service.transparency.tiles import TiledTree
+    from service.trust.ruling_log import LogIndex, in_log
+
+    client = create_app(
+        {"log_requests": False, "signing_key_file": signing_key(tmp_path), "log_url": LOG}
+    ).test_client()
+    sent = {**E1, "stake": int("9" * 400)}
+    kept = receipt("/v1/score", sent, client.post("/v1/score", json=sent))
+    assert handed == [[]]
+    grow(tmp_path / "log", entries(3), steps=1)
+    read = reader(str(tmp_path / "log"))
+    checkpoint = latest(read, SIGNER.verifier)
+    found = in_log(kept, sent, LogIndex.of(TiledTree(read, checkpoint.size), checkpoint.root), SIGNER.verifier)
+    assert found.code is None and found.said is None
