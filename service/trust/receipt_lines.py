@@ -18,7 +18,7 @@ from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
 from service.trust.receipt_reading import read_body, read_receipt
 from service.trust.receipts import Checked, ReceiptFault, check
-from service.trust.rescoring import rescorer, rooms_ruled
+from service.trust.rescoring import rescorer, rooms_ruled, verified_room
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest_if_any
@@ -82,7 +82,7 @@ def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
     if recorded is None or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
         return round_id, ()
     if path == "/v1/verify" and isinstance(request, dict):
-        digest = room_digest_if_any({k: v for k, v in request.items() if k != "claimed"})
+        digest = room_digest_if_any(verified_room(request))
         return round_id, ((recorded, digest),) if digest is not None else ()  # none: its digest check fails
     stated = answer.get("room_digest") if isinstance(answer, dict) else None
     return round_id, ((recorded, stated),) if isinstance(stated, str) else ()

@@ -56,8 +56,9 @@ def refusal(answered: Any) -> bool:
 
 
 def _refused_for_its_round(answered: Any) -> bool:
-    errors = answered.get("errors") if isinstance(answered, dict) and "ledger" not in answered else None
-    codes = {fault.get("code") for fault in errors if isinstance(fault, dict)} if isinstance(errors, list) else set()
+    if not refusal(answered):
+        return False
+    codes = _codes(answered)
     return bool(codes) and codes <= ROUND_CODES
 
 
@@ -71,6 +72,11 @@ def _settled(result: Any) -> Any:
     return ("scored", sorted(lines), [(p.id, p.units * stake) for p in result.players])
 
 
+def verified_room(request: Any) -> Any:
+    """A verify's room: its request less the claim, the room a score of it would send (and digest)."""
+    return {k: v for k, v in request.items() if k != "claimed"} if isinstance(request, dict) else request
+
+
 def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
     """Each room a receipt rules on and its answer (a verify receipt's room: its request less the claim)."""
     if refused_whole(path, answer) or checks_a_receipt(path, request):
@@ -78,8 +84,7 @@ def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
     if path == "/v1/score/batch":
         return list(zip(request["rooms"], answer["results"], strict=True))
     if path == "/v1/verify":
-        room = {k: v for k, v in request.items() if k != "claimed"} if isinstance(request, dict) else request
-        return [(room, answer.get("result", answer) if isinstance(answer, dict) else answer)]
+        return [(verified_room(request), answer.get("result", answer) if isinstance(answer, dict) else answer)]
     return [(request, answer)]
 
 

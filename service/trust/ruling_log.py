@@ -26,6 +26,7 @@ from service.transparency.note import NoteError, Verifier
 from service.transparency.proof import TlogProof
 from service.transparency.tiles import TiledTree, TreeFault, check_tree
 from service.trust.canonical_json import canonical
+from service.trust.rescoring import verified_room
 from service.trust.signing import room_digest_if_any
 from service.validation.limits import recorded_round
 
@@ -101,8 +102,7 @@ def _verified(request: Any, answer: _Ruling, content_digest: str, keyid: str, cr
     settled = answer.result is not None and bool(answer.result.ledger) and isinstance(request, dict)
     if not settled or "receipt" in request:
         return [statement(None, answer.room_digest, content_digest, keyid, created, VERIFY)]
-    room = {k: v for k, v in request.items() if k != "claimed"}
-    digest = room_digest_if_any(room) or answer.room_digest
+    digest = room_digest_if_any(verified_room(request)) or answer.room_digest
     return [statement(_round_of(request), digest, content_digest, keyid, created, VERIFY)]
 
 
