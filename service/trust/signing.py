@@ -19,7 +19,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from nacl.bindings import crypto_sign
+from nacl.bindings import crypto_core_ed25519_is_valid_point, crypto_sign, crypto_sign_open
 
 from service.texts import Text
 from service.trust.canonical_json import NotCanonical, canonical
@@ -178,6 +178,8 @@ def _public_key(jwk: Any) -> tuple[str, bytes] | Text:
     raw = base64.urlsafe_b64decode(x + "=")
     if _b64url(raw) != x:  # the unused low bits of the last character set: not the key's one spelling
         return Text("receipts.key_malformed")
+    if not crypto_core_ed25519_is_valid_point(raw):  # of small order (any signature checks) or off the group
+        return Text("receipts.key_weak")
     found = thumbprint(crv, kty, x)
     if "kid" in jwk and jwk["kid"] != found:
         return Text("receipts.key_kid_not_thumbprint", thumbprint=found)
@@ -334,7 +336,15 @@ def verify(status: int, headers: Mapping[str, str], body: bytes, jwks: Mapping[s
     if named is None or named.group(1) not in keys:
         key_id = named.group(1) if named is not None else ""
         raise Unverified(Text("receipts.why_unknown_key", key_id=key_id[:80]))
-    verifier = HTTPMessageVerifier(signature_algorithm=algorithms.ED25519, key_resolver=_resolver(keys))
+
+    class Sodium(algorithms.ED25519):
+        """The library's Ed25519, its verdict libsodium's (the signer's library, and the one
+        :mod:`service.trust.answer_signatures` checks with): OpenSSL's takes signatures libsodium refuses."""
+
+        def verify(self, signature: bytes, message: bytes) -> None:
+            crypto_sign_open(signature + message, self.public_key.public_bytes_raw())
+
+    verifier = HTTPMessageVerifier(signature_algorithm=Sodium, key_resolver=_resolver(keys))
     try:
         results = verifier.verify(
             Message(status, dict(lowered), Request(_ANY_HOST + path)),

@@ -159,3 +159,57 @@ def test_the_thumbprint_is_rfc_8037_s_own_vector() -> None:
     assert thumbprint("Ed25519", "OKP", x) == "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k"
     read = KeySet.read({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": x, "kid": "not-its-thumbprint"}]})
     assert read.keys == {} and "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k" in read.skipped[0]
+
+
+IDENTITY = base64.urlsafe_b64encode(bytes([1]) + bytes(31)).rstrip(b"=").decode()
+"""The curve's neutral point as a public key (small order): under it, the signature R = that point, S = 0
+satisfies OpenSSL's check of any message, so anyone can sign for it."""
+
+
+def identity_forgery(tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A genuine receipt re-signed for the neutral point (its parameters reordered, so that no fast path
+    reads it), and that key as a set publishes it."""
+    from service.trust.signing import LABEL, TAG, thumbprint
+
+    _, made = genuine(tmp_path)
+    kid = thumbprint("Ed25519", "OKP", IDENTITY)
+    headers = made["response"]["headers"]
+    created = headers["signature-input"].split("created=")[1].split(";")[0]
+    covered = headers["signature-input"].split("=", 1)[1].split(")")[0] + ")"
+    headers["signature-input"] = f'{LABEL}={covered};keyid="{kid}";created={created};alg="ed25519";tag="{TAG}"'
+    headers["signature"] = f"{LABEL}=:" + base64.b64encode(bytes([1]) + bytes(63)).decode() + ":"
+    return made, {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": IDENTITY}]}
+
+
+def test_a_small_order_key_is_skipped_and_its_forgery_verifies_nowhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: such a key was published and used, and OpenSSL (the library's path, which a reordered
+    Signature-Input took) verified a signature made with no private key; libsodium, the fast path's,
+    refused it, so the verdict depended on the path."""
+    from service.trust.signing import KeySet
+
+    made, keys = identity_forgery(tmp_path)
+    read = KeySet.read(keys)
+    assert read.keys == {} and "small order" in read.skipped[0].render("en")
+    with pytest.raises(receipts.ReceiptFault) as refused:
+        checked(made, keys)
+    assert refused.value.check == "signature"
+    (tmp_path / "forged.json").write_text(json.dumps(made))
+    (tmp_path / "keys.json").write_text(json.dumps(keys))
+    for form in ("text", "jsonl"):
+        argv = ["receipts", "verify", str(tmp_path / "forged.json"), "--keys", str(tmp_path / "keys.json")]
+        assert main([*argv, "--format", form]) == 1
+    assert "verified: signed" not in capsys.readouterr().out
+
+
+def test_the_library_s_path_gives_libsodium_s_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the key let through, the signature is still checked by libsodium, the signer's library."""
+    from service.trust import signing
+
+    monkeypatch.setattr(signing, "crypto_core_ed25519_is_valid_point", lambda raw: True)
+    made, keys = identity_forgery(tmp_path)
+    assert list(signing.KeySet.read(keys).keys)  # the weak key taken: only the signature check is left
+    with pytest.raises(receipts.ReceiptFault) as refused:
+        checked(made, keys)
+    assert (refused.value.check, refused.value.why.key) == ("signature", "receipts.why_bad_signature")
