@@ -8,10 +8,16 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from service.transparency.merkle import consistency_proof, inclusion_proof, verify_consistency
+from service.transparency.merkle import (
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    verify_consistency,
+    verify_inclusion,
+)
 from service.transparency.note import Checkpoint, NoteError, Verifier, open_checkpoint
 from service.transparency.proof import TlogProof
-from service.transparency.tiles import Read, TiledTree
+from service.transparency.tiles import WIDTH, Read, TiledTree
 
 
 class LogUnreadable(OSError):
@@ -61,6 +67,15 @@ def prove_inclusion(read: Read, checkpoint: Checkpoint, index: int) -> TlogProof
     """A tlog-proof of entry ``index`` in ``checkpoint``'s tree, made from the tiles."""
     tree = TiledTree(read, checkpoint.size)
     return TlogProof(index, tuple(inclusion_proof(index, checkpoint.size, tree.subtree)), checkpoint.note)
+
+
+def proven_entry(tree: TiledTree, checkpoint: Checkpoint, index: int) -> bytes:
+    """Entry ``index`` read again, proven in ``checkpoint``'s tree (:class:`ProofError` if not): a log
+    read a second time may serve other tiles and bundles than it did when the tree was checked whole."""
+    entry = tree.entries(index // WIDTH)[index % WIDTH]
+    path = inclusion_proof(index, checkpoint.size, tree.subtree)
+    verify_inclusion(leaf_hash(entry), index, checkpoint.size, path, checkpoint.root)
+    return entry
 
 
 def check_consistent(read: Read, old: Checkpoint, new: Checkpoint) -> None:

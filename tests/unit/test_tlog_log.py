@@ -209,3 +209,40 @@ def test_a_walk_through_every_entry_keeps_a_tile_a_level_and_reads_each_once(tmp
     assert [entry for _, entry in check_tree(tree, checkpoint.root)] == given
     assert sorted(asked) == sorted(set(asked)) and len(asked) == 3 + 3 + 1  # bundles, level-0 tiles, a level-1 tile
     assert sorted(level for level, _ in tree._tiles) == [0, 1]  # the last of each level, not all seven
+
+
+def test_the_monitor_proves_each_entry_it_reads_again_against_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log that serves its tiles and bundles honestly once, then another tree's (a round's second room
+    made its first), hid the re-roll: the entries read again were checked against a tile read again, never
+    against the checkpoint's root, and the monitor exited 0."""
+    from service.cli import main
+    from service.transparency import reading
+    from service.trust.ruling_log import statement
+
+    def ruling(round_id: str, k: int) -> bytes:
+        return statement(round_id, f"sha256:{k:064x}", "sha-256=:x:", "k1", 1796083200, "/v1/score")
+
+    honest = [ruling(f"r-{k}", k) for k in range(300)]
+    honest[20] = ruling("r-5", 20)
+    doctored = [*honest[:20], ruling("r-5", 5), *honest[21:]]
+    grow(tmp_path / "honest", honest, steps=1)
+    grow(tmp_path / "doctored", doctored, steps=1)
+    served: set[str] = set()
+    first, then = reading.reader(str(tmp_path / "honest")), reading.reader(str(tmp_path / "doctored"))
+
+    def hostile(where: str) -> reading.Read:
+        def read(path: str) -> bytes | None:
+            again = path in served and path != "checkpoint"
+            served.add(path)
+            return then(path) if again else first(path)
+
+        return read
+
+    (tmp_path / "log.vkey").write_text(SIGNER.verifier.vkey)
+    assert main(["log", "monitor", "--log", str(tmp_path / "honest"), "--vkey", str(tmp_path / "log.vkey")]) == 1
+    assert '"r-5"' in capsys.readouterr().out
+    monkeypatch.setattr(reading, "reader", hostile)
+    assert main(["log", "monitor", "--log", "hostile", "--vkey", str(tmp_path / "log.vkey")]) == 1
+    assert "another root" in capsys.readouterr().err
