@@ -42,9 +42,9 @@ class TlogProof:
             if len(lines) > at and lines[at].startswith("extra "):
                 extra = base64.b64decode(lines[at][6:], validate=True)
                 at += 1
-            index = re.fullmatch(r"index (0|[1-9][0-9]*)", lines[at]) if len(lines) > at else None
-            if index is None:
-                raise ProofError("a proof names its entry's index: 'index N'")
+            index = re.fullmatch(r"index (0|[1-9][0-9]{0,19})", lines[at]) if len(lines) > at else None
+            if index is None or int(index[1]) >= 1 << 64:  # a tree's size is a uint64
+                raise ProofError("a proof names its entry's index: 'index N', N below 2^64")
             path = tuple(base64.b64decode(line, validate=True) for line in lines[at + 1 :])
         except binascii.Error:
             raise ProofError("a proof's hashes are base64") from None

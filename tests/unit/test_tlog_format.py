@@ -171,3 +171,14 @@ def test_a_tlog_proof_is_written_and_read_as_the_spec_shows() -> None:
         read.verify(CT_LEAVES[4], signer.verifier)
     with pytest.raises(NoteError):
         read.verify(CT_LEAVES[5], Signer("example.com/log", bytes(32)).verifier)
+
+
+@pytest.mark.parametrize("index", ["1" * 5000, str(1 << 64), "1" * 21])
+def test_a_proof_s_index_past_a_uint64_is_a_proof_error(index: str) -> None:
+    """Before, 5,000 digits raised Python's own ValueError (past 4,300 digits), which no caller caught:
+    a receipt carrying such a proof stopped a month's run."""
+    signer = Signer("example.com/log", bytes(range(32)))
+    note = signer.sign(Checkpoint("example.com/log", 8, merkle.root(8, in_memory(CT_LEAVES))).text())
+    with pytest.raises(merkle.ProofError):
+        TlogProof.parse(f"c2sp.org/tlog-proof@v1\nindex {index}\n\n{note}")
+    assert TlogProof.parse(f"c2sp.org/tlog-proof@v1\nindex {(1 << 64) - 1}\n\n{note}").index == (1 << 64) - 1
