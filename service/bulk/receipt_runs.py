@@ -27,7 +27,7 @@ import orjson
 from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
 from service.bulk.spans import Span, span_lines, spans
 from service.bulk.workers import mapped
-from service.support.rerolls import RoundIndex, is_suspect, rerolled
+from service.support.rerolls import Others, RoundIndex, is_suspect, rerolled
 from service.texts import Language, Text
 
 LINES_SUFFIXES = (".jsonl", ".ndjson")
@@ -43,6 +43,9 @@ a room) or CHUNK_BYTES of them (memory bounded whatever the receipts' size)."""
 ROUND_SCORED_TWICE = "round_scored_twice"
 FAILURES_KEPT = 1000
 """How many failing receipts a run keeps for its report (every one is in the JSON lines)."""
+ROUNDS_KEPT = 20
+"""A failing batch's round ids its report keeps: the first 20 (the JSON lines hold them all), so that
+the failures kept hold no more than so many bytes whatever the batches."""
 
 Record = dict[str, Any]
 Rooms = tuple[tuple[str, str], ...]
@@ -221,15 +224,20 @@ class Run:
         return self.receipts - sum(self.codes.values())
 
 
-def _twice(
-    record: Record, here: tuple[int, int], rooms: Rooms, rounds: dict[str, Any], files: list[str], language: Language
-) -> Record:
-    """The record of the receipt at ``here`` if its round was ruled on another room too, naming the others."""
-    for round_id, _ in rooms:
+def others_named(others: Others, digest: str, place: Callable[[Any], str], language: Language) -> str:
+    """Where a re-rolled round's other rooms were ruled, as a verdict names them: the first few places
+    (``place`` writes each), then how many more."""
+    places, more = others.of_room(digest)
+    named = ", ".join(map(place, places))
+    return Text("receipts.others_more", named=named, more=more).render(language) if more else named
+
+
+def _twice(record: Record, rooms: Rooms, rounds: dict[str, Others], files: list[str], language: Language) -> Record:
+    """The record of a receipt whose round was ruled on another room too, naming where."""
+    for round_id, digest in rooms:
         if round_id in rounds:
-            others = sorted({tuple(p) for _, p in rounds[round_id] if tuple(p) != here})
-            named = ", ".join(f"{files[f]}:{n}" for f, n in others)
-            said = Text("receipts.round_scored_twice", round_id=round_id, others=named)
+            others = others_named(rounds[round_id], digest, lambda w: f"{files[w[0]]}:{w[1]}", language)
+            said = Text("receipts.round_scored_twice", round_id=round_id, others=others)
             return {**record, "verified": False, "code": ROUND_SCORED_TWICE, "message": said.render(language)}
     return record
 
@@ -269,15 +277,19 @@ def run(
             else {}
         )
         done = Run(source.files, source.sha256, rerolled=found)
+        others = {round_id: Others.of(held) for round_id, held in found.items()}
         spool.seek(0)
         for f, n, read, rooms in map(orjson.loads, spool):
-            record = _twice(read, (f, n), rooms, found, source.files, language) if found else read
+            record = _twice(read, rooms, others, source.files, language) if found else read
             done.receipts += 1
             if record["code"] is not None:
                 done.codes[record["code"]] += 1
                 done.failed_money += record.get("money") or 0
                 if len(done.failures) < FAILURES_KEPT:
-                    done.failures.append({"file": source.files[f], "line": n, **record})
+                    kept = (
+                        record["round_id"][:ROUNDS_KEPT] if isinstance(record["round_id"], list) else record["round_id"]
+                    )
+                    done.failures.append({"file": source.files[f], "line": n, **record, "round_id": kept})
             write(source.files[f], {"line": n, **record})
     done.seconds = time.perf_counter() - started
     return done

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from service.bulk.lines import MAX_LINE_ENV, max_line_bytes
-from service.bulk.receipt_runs import ROUND_SCORED_TWICE
+from service.bulk.receipt_runs import ROUND_SCORED_TWICE, others_named
+from service.support.rerolls import Others
 from service.texts import Language, Text
 
 if TYPE_CHECKING:
@@ -109,16 +110,17 @@ def _flagged(spark: SparkSession, checked: DataFrame, language: Language) -> Dat
         "file", "line", "room.round_id", "room.digest"
     )
     twice = rooms.groupBy("round_id").agg(
-        fn.countDistinct("digest").alias("rooms"), fn.collect_list(fn.struct("file", "line")).alias("where")
+        fn.countDistinct("digest").alias("rooms"), fn.collect_list(fn.struct("file", "line", "digest")).alias("where")
     )
     rows: dict[tuple[str, int], str] = {}
     for round_id, _, where in twice.where("rooms > 1").orderBy("round_id").collect():
-        held = sorted({(w["file"], w["line"]) for w in where})
-        for here in held:
-            if here in rows:
+        held = sorted({(w["file"], w["line"], w["digest"]) for w in where})
+        others = Others.of([(digest, (f, n)) for f, n, digest in held])
+        for f, n, digest in held:
+            if (f, n) in rows:
                 continue
-            others = ", ".join(f"{f}:{n}" for f, n in held if (f, n) != here)
-            rows[here] = Text("receipts.round_scored_twice", round_id=round_id, others=others).render(language)
+            named = others_named(others, digest, lambda w: f"{w[0]}:{w[1]}", language)
+            rows[f, n] = Text("receipts.round_scored_twice", round_id=round_id, others=named).render(language)
     found = [(f, n, ROUND_SCORED_TWICE, said) for (f, n), said in sorted(rows.items())]
     return spark.createDataFrame(found, "file string, line bigint, twice string, twice_message string")
 

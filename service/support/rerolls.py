@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections import Counter
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 Where = TypeVar("Where")
+NAMED_MOST = 5
+"""A re-rolled receipt's verdict names at most this many places of the round's other rooms, then how many
+more: a round sent thousands of times is named in so many words a receipt, never thousands."""
 
 
 def _hash64(text: str) -> int:
@@ -74,3 +78,28 @@ def rerolled(rooms: Iterable[tuple[str, str, Where]]) -> dict[str, list[tuple[st
     for round_id, digest, where in rooms:
         found.setdefault(round_id, []).append((digest, where))
     return {round_id: held for round_id, held in found.items() if len({digest for digest, _ in held}) > 1}
+
+
+class Others(NamedTuple):
+    """A re-rolled round as its receipts name its other rooms: how many times each room was ruled on,
+    and the first :data:`NAMED_MOST` places of each of the first ``NAMED_MOST + 1`` rooms in place order
+    (the first places of the rooms other than any one are all among them)."""
+
+    counts: Counter[str]
+    first: list[tuple[Any, str]]
+
+    @classmethod
+    def of(cls, held: list[tuple[str, Any]]) -> Others:
+        """Of a round's ``(digest, where)`` (:func:`rerolled`'s), ``where`` ordered as the input is."""
+        counts: Counter[str] = Counter()
+        first: list[tuple[Any, str]] = []
+        for digest, where in sorted(held, key=lambda h: h[1]):
+            if counts[digest] < NAMED_MOST and (digest in counts or len(counts) <= NAMED_MOST):
+                first.append((where, digest))
+            counts[digest] += 1
+        return cls(counts, first)
+
+    def of_room(self, digest: str) -> tuple[list[Any], int]:
+        """The first places of the rooms other than ``digest``, and how many more there are."""
+        places = [where for where, other in self.first if other != digest][:NAMED_MOST]
+        return places, self.counts.total() - self.counts[digest] - len(places)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from service.contract import MAX_EXACT_AMOUNT
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument
 from service.texts import Language, Text
@@ -22,7 +23,7 @@ from service.trust.rescoring import rescorer, rooms_ruled, verified_room
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest_if_any
-from service.validation.limits import recorded_round
+from service.validation.limits import ROUND_ID_MOST, recorded_round
 
 CODES: Final = {
     "shape": "unreadable",
@@ -39,8 +40,9 @@ Rooms = tuple[tuple[str, str], ...]
 """A receipt's rooms that name a round: ``(round_id, digest of the room as scored)`` each."""
 
 
-def _money(answer: Any) -> int:
-    """What an answer moves: the sum of what its players win, over every room it rules on."""
+def _money(answer: Any) -> int | None:
+    """What an answer moves: the sum of what its players win, over every room it rules on; None past any
+    amount the service writes (2^53 − 1), as an answer not signed for may claim."""
     results = answer.get("results") if isinstance(answer, dict) else None
     rooms = (
         results if isinstance(results, list) else [answer.get("result", answer) if isinstance(answer, dict) else None]
@@ -52,7 +54,18 @@ def _money(answer: Any) -> int:
             amount = player.get("amount") if isinstance(player, dict) else None
             if type(amount) is int and amount > 0:
                 total += amount
-    return total
+    return total if total <= MAX_EXACT_AMOUNT else None
+
+
+def shown_round(round_id: Any) -> Any:
+    """A receipt's round id as its record shows it: a string (its first ROUND_ID_MOST characters, where
+    the service takes no more), a batch's list of them, else None. Never a number or a nesting that JSON
+    lines could not carry, read from a request no signature vouches for."""
+    if isinstance(round_id, str):
+        return round_id if len(round_id) <= ROUND_ID_MOST else round_id[:ROUND_ID_MOST] + "…"
+    if isinstance(round_id, list):
+        return [shown_round(item) if isinstance(item, str) else None for item in round_id]
+    return None
 
 
 def _ruled(result: Any) -> bool:
@@ -78,6 +91,7 @@ def _rooms(path: str, request: Any, answer: Any) -> tuple[Any, Rooms]:
         )
         return ids, named
     round_id = request.get("round_id") if isinstance(request, dict) else None
+    round_id = round_id if isinstance(round_id, str) else None  # a room's, never a list
     recorded = recorded_round(round_id)  # as rounds scored once records it: an empty id names no round
     if recorded is None or not _ruled(answer.get("result", answer) if isinstance(answer, dict) else None):
         return round_id, ()
@@ -113,7 +127,7 @@ class ReceiptLines:
     ) -> dict[str, Any]:
         """``said``: what the message says, or its words in :attr:`language` already."""
         return {
-            "round_id": round_id,
+            "round_id": shown_round(round_id),
             "verified": code is None,
             "code": code,
             "message": said.render(self.language) if isinstance(said, Text) else said,
@@ -208,7 +222,8 @@ def _round_id_of(receipt: Any) -> Any:
         return None
     if isinstance(document, dict) and isinstance(document.get("rooms"), list):
         return [room.get("round_id") if isinstance(room, dict) else None for room in document["rooms"]]
-    return document.get("round_id") if isinstance(document, dict) else None
+    round_id = document.get("round_id") if isinstance(document, dict) else None
+    return round_id if isinstance(round_id, str) else None
 
 
 def _money_of(receipt: Any) -> int | None:

@@ -177,8 +177,26 @@ def test_a_round_ruled_on_two_rooms_flags_each_naming_the_other(
     code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"))
     assert code == 1
     assert [r["code"] for r in records] == ["round_scored_twice"] * 3 + [None]
-    assert "r.jsonl:2, " in records[0]["message"] and "r.jsonl:3" in records[0]["message"]
-    assert "r.jsonl:1, " in records[2]["message"] and "r.jsonl:2" in records[2]["message"]
+    assert "at " + str(tmp_path / "r.jsonl:3:") in records[0]["message"]  # line 2 is its own room again
+    assert "at " + str(tmp_path / "r.jsonl:1, ") + str(tmp_path / "r.jsonl:2:") in records[2]["message"]
+
+
+def test_a_round_sent_thousands_of_times_names_a_few_places_a_verdict(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Before, each receipt of a round re-rolled named every other receipt of it: 2,000 retries of one
+    room beside one other room wrote 122 MB, 8,000 wrote 2 GB (and took 43 s)."""
+    other = MAKER.receipt(room(__import__("random").Random(2), "round-1"))
+    retry = json.dumps(MAKER.receipt(ROOM)) + "\n"
+    (tmp_path / "r.jsonl").write_text(json.dumps(other) + "\n" + retry * 2000)
+    code, records, _ = _run(tmp_path, capfdbinary, str(tmp_path / "r.jsonl"), more=("--jobs", "1"))
+    assert code == 1 and len(records) == 2001
+    assert all(r["code"] == "round_scored_twice" for r in records)
+    first = str(tmp_path / "r.jsonl")
+    assert records[0]["message"].endswith(f"at {first}:2, {first}:3, {first}:4, {first}:5, {first}:6 and 1,995 more: "
+                                          "the round was scored twice with different rooms")  # fmt: skip
+    assert all(f"at {first}:1: " in r["message"] for r in records[1:])  # the one other room, and no more
+    assert max(len(r["message"]) for r in records) < 1000
 
 
 def test_an_empty_round_id_names_no_round_offline_as_online(
@@ -403,3 +421,38 @@ def test_what_a_folder_holds_and_the_run_does_not_read_is_said(
     assert [line.split("not read: ")[1].split(",")[0] for line in said] == [
         str(folder / n) for n in ("gone.jsonl", "linked", "pipe.json")
     ]
+
+
+def test_what_no_signature_vouches_for_never_stops_the_run(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A receipt's round id and money are read from bodies no signature may vouch for: a round id of
+    10^30, nested 300 deep or 1,000 characters long, and an amount of 10^30. Before, the first two and the
+    amount stopped the run with a traceback (orjson cannot write them) and no verdict at all."""
+    genuine = MAKER.receipt(ROOM)
+
+    def unsigned(request: Any, answer: Any) -> dict[str, Any]:
+        made = copy.deepcopy(genuine)
+        made["request"]["body"] = json.dumps(request)
+        made["response"]["body"] = json.dumps(answer)
+        return made
+
+    nested: Any = "r"
+    for _ in range(300):
+        nested = [nested]
+    lines = [
+        unsigned({"round_id": 10**30}, {}),
+        unsigned({"round_id": nested}, {}),
+        unsigned({"round_id": "x" * 1000}, {"players": [{"id": "P", "amount": 10**30}]}),
+        unsigned({"rooms": [{"round_id": 10**30}, {"round_id": "b"}]}, {}),
+        genuine,
+    ]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    code, records, err = _run(
+        tmp_path, capfdbinary, str(tmp_path / "r.jsonl"), more=("--report", str(tmp_path / "report"))
+    )
+    assert code == 1 and "Traceback" not in err
+    assert [r["verified"] for r in records] == [False] * 4 + [True]
+    assert [r["round_id"] for r in records] == [None, None, "x" * 128 + "…", [None, "b"], "round-1"]
+    failures = json.loads((tmp_path / "report" / "report.json").read_text())["failures"]
+    assert [f["money"] for f in failures] == [0, 0, None, 0]
