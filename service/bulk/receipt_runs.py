@@ -100,6 +100,12 @@ def not_read(paths: list[str]) -> list[tuple[str, bool]]:
     return unread
 
 
+def shown_path(path: str) -> str:
+    """A path as a verdict, the summary and the report name it: a file name's bytes that are not UTF-8
+    (which the system hands Python as lone surrogates, and no UTF-8 text can hold) written as ``\\xff``."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def holds_lines(path: str) -> bool:
     return path == "-" or path.endswith(LINES_SUFFIXES)
 
@@ -276,11 +282,12 @@ def run(
             if suspects  # most months: no round named twice, and no need to read the spool twice
             else {}
         )
-        done = Run(source.files, source.sha256, rerolled=found)
+        names = [shown_path(path) for path in source.files]
+        done = Run(names, source.sha256, rerolled=found)
         others = {round_id: Others.of(held) for round_id, held in found.items()}
         spool.seek(0)
         for f, n, read, rooms in map(orjson.loads, spool):
-            record = _twice(read, rooms, others, source.files, language) if found else read
+            record = _twice(read, rooms, others, names, language) if found else read
             done.receipts += 1
             if record["code"] is not None:
                 done.codes[record["code"]] += 1
@@ -289,7 +296,7 @@ def run(
                     kept = (
                         record["round_id"][:ROUNDS_KEPT] if isinstance(record["round_id"], list) else record["round_id"]
                     )
-                    done.failures.append({"file": source.files[f], "line": n, **record, "round_id": kept})
-            write(source.files[f], {"line": n, **record})
+                    done.failures.append({"file": names[f], "line": n, **record, "round_id": kept})
+            write(names[f], {"line": n, **record})
     done.seconds = time.perf_counter() - started
     return done

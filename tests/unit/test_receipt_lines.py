@@ -456,3 +456,25 @@ def test_what_no_signature_vouches_for_never_stops_the_run(
     assert [r["round_id"] for r in records] == [None, None, "x" * 128 + "…", [None, "b"], "round-1"]
     failures = json.loads((tmp_path / "report" / "report.json").read_text())["failures"]
     assert [f["money"] for f in failures] == [0, 0, None, 0]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "text"])
+def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_goes_on(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], form: str
+) -> None:
+    """Before, such a name inside a folder stopped the run at its first verdict, with no summary and no
+    report: JSON lines and UTF-8 text cannot hold the lone surrogate Python reads the byte as."""
+    import os
+
+    folder = tmp_path / "month"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text(json.dumps(MAKER.receipt(ROOM)) + "\n")
+    with open(os.path.join(os.fsencode(folder), b"day\xff.json"), "w") as odd:
+        odd.write(json.dumps(MAKER.receipt(ROOM)))
+    (tmp_path / "keys.json").write_text(json.dumps(MAKER.jwks))
+    argv = ["receipts", "verify", "--keys", str(tmp_path / "keys.json"), "--format", form, str(folder)]
+    assert main([*argv, "--report", str(tmp_path / "report")]) == 0
+    out = capfdbinary.readouterr().out.decode()
+    assert "day\\\\xff.json" in out if form == "jsonl" else "day\\xff.json:1: verified" in out
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert [Path(i["path"]).name for i in report["inputs"]] == ["a.jsonl", "day\\xff.json"]
