@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -33,10 +34,14 @@ def _read_keys(where: str) -> Any:
 
     if where.startswith(("http://", "https://")):
         import urllib.request
+        from http.client import HTTPException
 
         url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
-        with urllib.request.urlopen(url, timeout=10) as answer:
-            read = answer.read(KEY_SET_BYTES + 1)
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                read = answer.read(KEY_SET_BYTES + 1)
+        except (HTTPException, ValueError) as error:  # a server that breaks HTTP, a URL that is none
+            raise OSError(errno.EPROTO, f"{type(error).__name__}: {error}"[:200], where) from None
     else:
         with open(where, "rb") as file:
             read = file.read(KEY_SET_BYTES + 1)
@@ -156,15 +161,20 @@ def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language,
     from service.trust.receipt_reading import read_receipt
 
     command = "receipts verify"
-    try:
+    try:  # keys that cannot be read, or a receipt file that cannot be opened: usage errors, as for many files
         keys = _read_keys(where)
         with open(path, "rb") as file:
-            receipt = read_receipt(file.read(64 * 1024 * 1024))
+            text = file.read(64 * 1024 * 1024)
     except OSError as error:
         shown = getattr(error, "filename", None) or where
         say(command, "cli.cannot_open", language, file=shown, error=os_error(error))
-        return EXIT_REJECTED
+        return EXIT_USAGE
     except BadDocument as error:
+        say(command, "receipts.unreadable", language, error=error.args[0])
+        return EXIT_USAGE
+    try:
+        receipt = read_receipt(text)
+    except BadDocument as error:  # the receipt's fault: a verdict
         say(command, "receipts.unreadable", language, error=error.args[0])
         return EXIT_REJECTED
     from service.trust.signing import KeySet, Unverified
