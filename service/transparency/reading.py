@@ -4,9 +4,15 @@ whose note verifies, a tree checked whole, proofs made from its tiles."""
 
 from __future__ import annotations
 
+import os
+import stat
+import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from http.client import HTTPException
 from pathlib import Path
+from typing import Any, Final, cast
 
 from service.transparency.merkle import (
     consistency_proof,
@@ -24,35 +30,75 @@ class LogUnreadable(OSError):
     """A log that cannot be read at all: ``args[0]`` says where and why."""
 
 
+FILE_MOST: Final = 64 * 1024 * 1024
+"""A log file's most bytes: an entry bundle, the largest, is at most 256 entries of 64 KiB."""
+FETCH_SECONDS: Final = 60.0
+"""The longest a log file may take to come, whole: a log that sends a byte now and then is given up on."""
+
+
 def reader(where: str) -> Read:
-    """The files of the log at ``where``, a URL prefix (``http://…``) or a folder."""
+    """The files of the log at ``where``, a URL prefix (``http://…``) or a folder: each a regular file of
+    at most :data:`FILE_MOST` bytes, come within :data:`FETCH_SECONDS`, else :class:`LogUnreadable`."""
     if where.startswith(("http://", "https://")):
         prefix = where.rstrip("/") + "/"
-
-        def fetch(path: str) -> bytes | None:
-            try:
-                with urllib.request.urlopen(prefix + path, timeout=30) as answer:
-                    data: bytes = answer.read(64 * 1024 * 1024)
-                    return data
-            except urllib.error.HTTPError as error:
-                if error.code == 404:
-                    return None
-                raise LogUnreadable(f"{prefix}{path}: HTTP {error.code}") from None
-            except (urllib.error.URLError, OSError) as error:
-                raise LogUnreadable(f"{prefix}{path}: {error}") from None
-
-        return fetch
+        return lambda path: _within(FETCH_SECONDS, lambda: _fetch(prefix + path), prefix + path)
     folder = Path(where)
     if not folder.is_dir():
         raise LogUnreadable(f"{where}: no such folder, and not an http(s) URL")
 
     def read(path: str) -> bytes | None:
-        try:
-            return (folder / path).read_bytes()
+        try:  # without blocking: a pipe put in the folder is refused, not waited on
+            opened = os.open(folder / path, os.O_RDONLY | os.O_NONBLOCK)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+        with os.fdopen(opened, "rb") as file:
+            held = os.fstat(file.fileno())
+            if not stat.S_ISREG(held.st_mode):
+                raise LogUnreadable(f"{folder / path}: not a regular file")
+            data = file.read(FILE_MOST + 1) if held.st_size <= FILE_MOST else b""
+        if held.st_size > FILE_MOST or len(data) > FILE_MOST:  # said by its size, never read: a sparse file
+            raise LogUnreadable(f"{folder / path}: more than {FILE_MOST} bytes")
+        return data
 
     return read
+
+
+def _fetch(url: str) -> bytes | None:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            data: bytes = answer.read(FILE_MOST + 1)
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return None
+        raise LogUnreadable(f"{url}: HTTP {error.code}") from None
+    except (urllib.error.URLError, OSError, HTTPException, ValueError) as error:  # HTTPException: no HTTP
+        raise LogUnreadable(f"{url}: {type(error).__name__}: {error}"[:300]) from None
+    if len(data) > FILE_MOST:
+        raise LogUnreadable(f"{url}: more than {FILE_MOST} bytes")
+    return data
+
+
+def _within(seconds: float, fetch: Callable[[], bytes | None], url: str) -> bytes | None:
+    """``fetch()``'s result, or :class:`LogUnreadable` once ``seconds`` have passed: the fetch runs in a
+    thread of its own, left behind if it overruns (the socket's timeout ends it), since a read blocked
+    in the standard library's HTTP client cannot be interrupted from outside."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, fetch()))
+        except BaseException as error:
+            outcome.append((False, error))
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise LogUnreadable(f"{url}: not all come within {seconds:.0f} s")
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return cast(bytes | None, value)
 
 
 def latest(read: Read, verifier: Verifier, origin: str | None = None) -> Checkpoint:

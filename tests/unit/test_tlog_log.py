@@ -246,3 +246,50 @@ def test_the_monitor_proves_each_entry_it_reads_again_against_the_checkpoint(
     monkeypatch.setattr(reading, "reader", hostile)
     assert main(["log", "monitor", "--log", "hostile", "--vkey", str(tmp_path / "log.vkey")]) == 1
     assert "another root" in capsys.readouterr().err
+
+
+def test_a_log_s_files_are_bounded_in_kind_size_and_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, a folder's checkpoint that was a pipe blocked the monitor for ever, one that was a link to
+    /dev/zero or a 40 GB sparse file ended in MemoryError, a server that answered no HTTP in a traceback,
+    and one that sent a byte every two seconds held it for as long as it liked."""
+    import os
+    import socket
+    import threading
+    import time
+
+    from service.transparency import reading
+
+    grow(tmp_path / "log", entries(3), steps=1)
+    os.mkfifo(tmp_path / "pipe")
+    for name, odd in (("fifo", tmp_path / "pipe"), ("zero", Path("/dev/zero"))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "checkpoint").symlink_to(odd)
+        with pytest.raises(reading.LogUnreadable, match="not a regular file"):
+            reading.reader(str(tmp_path / name))("checkpoint")
+    monkeypatch.setattr(reading, "FILE_MOST", 64)
+    with pytest.raises(reading.LogUnreadable, match="more than 64 bytes"):
+        reading.reader(str(tmp_path / "log"))("checkpoint")
+    monkeypatch.setattr(reading, "FETCH_SECONDS", 1.0)
+
+    def served(answer: bytes, drip: bool) -> str:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+
+        def serve() -> None:
+            connection, _ = server.accept()
+            with connection:
+                connection.recv(4096)
+                for k in range(len(answer) if drip else 1):
+                    connection.sendall(answer[k : k + 1] if drip else answer)
+                    time.sleep(0.3 if drip else 0)
+
+        threading.Thread(target=serve, daemon=True).start()
+        return f"http://127.0.0.1:{server.getsockname()[1]}"
+
+    with pytest.raises(reading.LogUnreadable, match="BadStatusLine"):
+        reading.reader(served(b"NOT HTTP\r\n\r\n", drip=False))("checkpoint")
+    started = time.monotonic()
+    with pytest.raises(reading.LogUnreadable, match="within 1 s"):
+        reading.reader(served(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 100, drip=True))("checkpoint")
+    assert time.monotonic() - started < 3
