@@ -235,6 +235,15 @@ def _found(index: LogIndex, ruling: bytes, as_then: bytes) -> int | None:
     return at if at is not None or as_then == ruling else index.at(leaf_hash(as_then))
 
 
+KEY_ID_SHOWN: Final = 64
+"""An unknown key's id as the report names it: its first 64 characters (a thumbprint has 43), so that a
+log of long made-up ids costs no more than a log of short ones."""
+UNKNOWN_KEYS_NAMED: Final = 1000
+OTHER_KEYS: Final = "…"
+"""Past :data:`UNKNOWN_KEYS_NAMED` unknown keys, the rest's entries are listed under this id, which no
+thumbprint can be (base64url): the report stays a few bytes an entry whatever the log holds."""
+
+
 @dataclass
 class Findings:
     """What a monitor found reading every entry: rounds ruled on more than one room, rulings signed by a
@@ -258,8 +267,11 @@ class Findings:
         if (recorded := recorded_round(round_id)) is not None:  # as rounds scored once: "" names no round
             self.rounds.add(((recorded, room),))
             self.at.append(at)
-        if keys is not None and keyid not in keys:
-            self.unknown_keys[str(keyid)].append(at)
+        if keys is not None and (not isinstance(keyid, str) or keyid not in keys):  # a list: unhashable
+            shown = keyid[:KEY_ID_SHOWN] if isinstance(keyid, str) else f"<{type(keyid).__name__}>"
+            if shown not in self.unknown_keys and len(self.unknown_keys) >= UNKNOWN_KEYS_NAMED:
+                shown = OTHER_KEYS
+            self.unknown_keys[shown].append(at)
 
     def report(self, entry: Callable[[int], bytes]) -> dict[str, Any]:
         """``entry(index)`` reads an entry again: those of the rounds whose hashes hold two rooms."""

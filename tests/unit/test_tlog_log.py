@@ -293,3 +293,21 @@ def test_a_log_s_files_are_bounded_in_kind_size_and_time(tmp_path: Path, monkeyp
     with pytest.raises(reading.LogUnreadable, match="within 1 s"):
         reading.reader(served(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 100, drip=True))("checkpoint")
     assert time.monotonic() - started < 3
+
+
+def test_the_monitor_names_unknown_keys_in_a_few_bytes_whatever_their_ids() -> None:
+    """Before, every distinct key id was kept whole: 3,000 entries of 64 KB made-up ids took 631 MB."""
+    from service.trust import ruling_log
+    from service.trust.ruling_log import Findings, statement
+
+    findings = Findings()
+    for at in range(1500):
+        findings.see(
+            at, statement(None, f"sha256:{at:064x}", "sha-256=:x:", f"{at:05d}" + "k" * 70_000, 1, "/v1/score"), {"k1"}
+        )
+    findings.see(1500, b'{"room_digest": "sha256:00", "keyid": [[[1]]]}', {"k1"})
+    unknown = findings.report(lambda at: b"")["unknown_keys"]
+    assert len(unknown) == ruling_log.UNKNOWN_KEYS_NAMED + 1
+    assert max(map(len, unknown)) == ruling_log.KEY_ID_SHOWN
+    assert unknown["…"] == [*range(1000, 1500), 1500]  # the list's id names no key in a few bytes too
+    assert sum(map(len, unknown.values())) == 1501
