@@ -71,7 +71,11 @@ def inputs(paths: list[str]) -> list[str]:
     found: list[str] = []
     for path in paths:
         if path != "-" and Path(path).is_dir():
-            held = sorted(str(p) for p in Path(path).rglob("*") if p.is_file() and p.suffix in FOLDER_SUFFIXES)
+            held = sorted(
+                str(p)
+                for p in Path(path).rglob("*")
+                if p.suffix in FOLDER_SUFFIXES and p.is_file() and not p.is_symlink()
+            )
             if not held:
                 raise NoReceipts(path)
             found += held
@@ -86,14 +90,15 @@ def inputs(paths: list[str]) -> list[str]:
 
 def not_read(paths: list[str]) -> list[tuple[str, bool]]:
     """What the folders among ``paths`` hold that :func:`inputs` does not read though a receipt file might
-    be there: a link to a folder (the search follows none), and a ``*.json``-named entry that is no regular
-    file (a pipe, a link to nothing); each with whether it is a link to a folder. Said, so that an auditor
-    knows the run saw less than the folder."""
+    be there: a link to a folder or to a ``*.json``-named file (the search follows none: a link may lead
+    out of the folder, to a file that never ends), and a ``*.json``-named entry that is no regular file
+    (a pipe, a link to nothing); each with whether it is a link. Said, so that an auditor knows the run
+    saw less than the folder."""
     unread: list[tuple[str, bool]] = []
     for path in paths:
         if path != "-" and Path(path).is_dir():
             for entry in sorted(Path(path).rglob("*")):
-                if entry.is_symlink() and entry.is_dir():
+                if entry.is_symlink() and (entry.is_dir() or (entry.suffix in FOLDER_SUFFIXES and entry.is_file())):
                     unread.append((str(entry), True))
                 elif entry.suffix in FOLDER_SUFFIXES and not entry.is_file():
                     unread.append((str(entry), False))
@@ -168,9 +173,10 @@ class Inputs:
                 else:
                     whole = source.read(WHOLE_FILE_BYTES + 1)
                     digest.update(whole)
-                    while more := source.read(1 << 20):  # past the cap: hashed, never kept
+                    length = max(len(whole), os.fstat(source.fileno()).st_size)  # a file's, read past or not
+                    while self.hashed and (more := source.read(1 << 20)):  # past the cap: hashed, never kept
                         digest.update(more)
-                    yield index, 1, whole if len(whole) <= WHOLE_FILE_BYTES else Overlong(len(whole), WHOLE_FILE_BYTES)
+                    yield index, 1, whole if length <= WHOLE_FILE_BYTES else Overlong(length, WHOLE_FILE_BYTES)
             self.sha256.append(digest.hexdigest() if self.hashed else "")
 
 

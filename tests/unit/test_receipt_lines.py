@@ -415,11 +415,13 @@ def test_what_a_folder_holds_and_the_run_does_not_read_is_said(
     os.mkfifo(folder / "pipe.json")
     (folder / "gone.jsonl").symlink_to(tmp_path / "nothing")
     (folder / "linked").symlink_to(folder / "elsewhere")
+    (folder / "page.json").symlink_to("/proc/self/pagemap")  # before: followed, and read without end
+    (folder / "copy.json").symlink_to(folder / "a.json")
     code, records, err = _run(tmp_path, capfdbinary, str(folder))
     assert code == 0 and [r["verified"] for r in records] == [True]
     said = [line for line in err.splitlines() if "not read" in line]
     assert [line.split("not read: ")[1].split(",")[0] for line in said] == [
-        str(folder / n) for n in ("gone.jsonl", "linked", "pipe.json")
+        str(folder / n) for n in ("copy.json", "gone.jsonl", "linked", "page.json", "pipe.json")
     ]
 
 
