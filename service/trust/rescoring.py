@@ -77,6 +77,19 @@ def verified_room(request: Any) -> Any:
     return {k: v for k, v in request.items() if k != "claimed"} if isinstance(request, dict) else request
 
 
+BATCH_MEMBERS: Final = frozenset({"rooms"})
+"""What a batch's envelope holds beside nothing (``schemas.BatchSchema``'s fields; a test holds them equal)."""
+
+
+def envelope_taken(path: str, request: Any, answer: Any) -> bool:
+    """Whether a batch whose rooms were ruled on was sent as the service takes one: its envelope is bound
+    by no digest (each room is), and an envelope with a member more is refused whole, never answered room
+    by room, so such a receipt's answer is not that request's."""
+    if path != "/v1/score/batch" or refused_whole(path, answer):
+        return True
+    return isinstance(request, dict) and request.keys() == BATCH_MEMBERS
+
+
 def rooms_ruled(path: str, request: Any, answer: Any) -> list[tuple[Any, Any]]:
     """Each room a receipt rules on and its answer (a verify receipt's room: its request less the claim)."""
     if refused_whole(path, answer) or checks_a_receipt(path, request):
@@ -134,6 +147,8 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
         return False
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
+        if not envelope_taken(path, request, answer):
+            return False
         if refused_whole(path, answer):
             if _refused_for_its_round(answer):  # a batch refused whole for one room's round
                 return None

@@ -511,3 +511,26 @@ def test_one_receipt_file_exits_2_for_keys_or_a_file_that_cannot_be_read_as_a_mo
         code = main(["receipts", "verify", "--keys", where, str(tmp_path / receipt)])
     said = capfdbinary.readouterr().err.decode()
     assert code == 2 and "Traceback" not in said and said.startswith("maubinh receipts verify: ")
+
+
+def test_a_batch_sent_with_a_member_more_or_a_receipt_without_its_method_does_not_verify() -> None:
+    """Before, both verified: a batch's envelope is bound by no digest, and one with a member more is
+    refused whole (unknown_field), never answered room by room; a receipt without request.method was
+    read as a POST, where a member missing makes a receipt unreadable."""
+    from service.trust import receipts
+    from service.trust.rescoring import BATCH_MEMBERS, rescorer
+    from service.validation.schemas import BatchSchema
+
+    assert set(BatchSchema().fields) == BATCH_MEMBERS
+    batch = {"rooms": [ROOM, room(__import__("random").Random(2), "round-2")]}
+    genuine = MAKER.receipt(batch, "/v1/score/batch")
+    added = copy.deepcopy(genuine)
+    added["request"]["body"] = json.dumps({**batch, "note": "x", "round_id": "r"})
+    unmethodical = copy.deepcopy(genuine)
+    del unmethodical["request"]["method"]
+    for receipt, code in ((genuine, None), (added, "ruling_differs"), (unmethodical, "unreadable")):
+        assert checker().many([json.dumps(receipt).encode()])[0][0]["code"] == code
+        assert checker()(json.dumps(receipt).encode())[0]["code"] == code
+        if code is not None:
+            with pytest.raises(receipts.ReceiptFault):
+                receipts.check(receipt, MAKER.jwks, rescorer(builtin_catalogue()))
