@@ -39,11 +39,12 @@ class Overlong(bytes):
     def __reduce__(self) -> tuple[Any, ...]:  # to worker processes and back, whole
         return (Overlong, (self.length, self.limit))
 
-    def problem(self) -> dict[str, Any]:
-        """The refusal it answers with: the payload-too-large problem, saying the cap and the setting."""
+    def problem(self, said: str = "problem.line_too_large_detail") -> dict[str, Any]:
+        """The refusal it answers with: the payload-too-large problem, saying the cap and the setting;
+        ``said`` is its detail's key (a line's, or a whole document's)."""
         from service.serialize import problem_json
 
-        detail = Text("problem.line_too_large_detail", limit=self.limit, length=self.length, setting=MAX_LINE_ENV)
+        detail = Text(said, limit=self.limit, length=self.length, setting=MAX_LINE_ENV)
         return problem_json(413, Text("problem.too_large"), detail)
 
 

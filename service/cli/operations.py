@@ -9,9 +9,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from service.bulk import VIEWER, spreadsheet
+from service.bulk.lines import Overlong, max_line_bytes
 from service.cli.shared import (
     EXIT_REJECTED,
     EXIT_USAGE,
@@ -187,6 +188,19 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
     return _summed_up("verify", done, args.lang)
 
 
+def _capped(source: Any) -> bytes:
+    """One request document, or an :class:`Overlong` past ``MAUBINH_MAX_LINE_BYTES`` (a line's cap, 1 MiB
+    by default, some hundreds of times a room): the rest is read past in blocks, counted, never kept."""
+    limit = max_line_bytes()
+    text: bytes = source.read(limit + 1)
+    if len(text) <= limit:
+        return text
+    length = len(text)
+    while block := source.read(1 << 20):
+        length += len(block)
+    return Overlong(length, limit)
+
+
 def run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
     if getattr(args, "rooms", None):
         return _rooms_operation(name, args, catalogue)
@@ -212,7 +226,11 @@ def run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> 
             if csv and args.jsonl:
                 out.write(spreadsheet.header())
             if not args.jsonl:
-                status, body = answer(OPERATIONS[name], source.read(), catalogue, request_defaults(args), args.lang)
+                text = _capped(source)
+                if isinstance(text, Overlong):  # a line's cap for one document too: memory bounded by it
+                    status, body = 413, text.problem("problem.document_too_large_detail")
+                else:
+                    status, body = answer(OPERATIONS[name], text, catalogue, request_defaults(args), args.lang)
                 if csv and status == 200:  # a refused room writes nothing to stdout, not even a header
                     out.write(spreadsheet.header() + spreadsheet.ledger_rows(body))
                 elif csv:

@@ -115,3 +115,19 @@ def test_a_file_of_one_huge_line_costs_the_cap_not_the_line(tmp_path: Path) -> N
     assert status == "0" and '"line":1,' in done.stdout.replace(" ", "") and "payload-too-large" in done.stdout
     assert "2 rooms checked, 1 agree" in done.stderr
     assert int(peak_kib) < 96 * 1024, f"peak RSS {int(peak_kib) // 1024} MB for a 128 MB line"
+
+
+@pytest.mark.parametrize("command", ["score", "verify", "evaluate", "arrange"])
+def test_one_document_past_the_cap_is_refused_unread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """Before, `maubinh score FILE` read the file whole, whatever its size, into the JSON reader."""
+    monkeypatch.setenv("MAUBINH_MAX_LINE_BYTES", "65536")
+    (tmp_path / "big.json").write_bytes(b" " * 100_000 + b"{}")
+    assert main([command, str(tmp_path / "big.json")]) == 1
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["status"] == 413 and "100,002 bytes" in refused["detail"] and "document" in refused["detail"]
+    room = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "room.json"
+    (tmp_path / "room.json").write_bytes(b" " * 60_000 + room.read_bytes())
+    assert main(["score", str(tmp_path / "room.json")]) == 0  # under the cap, white space and all
+    assert json.loads(capsys.readouterr().out)["ledger"]
