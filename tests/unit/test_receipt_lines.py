@@ -482,33 +482,20 @@ def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_goes_on(
     assert [Path(i["path"]).name for i in report["inputs"]] == ["a.jsonl", "day\\xff.json"]
 
 
-@pytest.mark.parametrize("keys", ["missing.json", "not-json.json", "no-set.json", "http://127.0.0.1:{port}"])
+@pytest.mark.parametrize("keys", ["missing.json", "not-json.json", "no-set.json", "http"])
 @pytest.mark.parametrize("receipt", ["r.json", "missing.json"])
 def test_one_receipt_file_exits_2_for_keys_or_a_file_that_cannot_be_read_as_a_month_does(
     tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], keys: str, receipt: str
 ) -> None:
     """Before, `receipts verify FILE` exited 1 (a verdict) for keys that could not be read and for a
     missing file, and a key server answering no HTTP ended in a traceback."""
-    import socket
-    import threading
+    from hostile_server import answering_once
 
     (tmp_path / "r.json").write_text(json.dumps(MAKER.receipt(ROOM)))
     (tmp_path / "not-json.json").write_text("{keys")
     (tmp_path / "no-set.json").write_text('{"keys": 7}')
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-
-        def garbage() -> None:
-            connection, _ = server.accept()
-            with connection:
-                connection.recv(4096)
-                connection.sendall(b"NOT HTTP AT ALL\r\n\r\n")
-
-        if keys.startswith("http"):
-            threading.Thread(target=garbage, daemon=True).start()
-        where = keys.format(port=server.getsockname()[1]) if keys.startswith("http") else str(tmp_path / keys)
-        code = main(["receipts", "verify", "--keys", where, str(tmp_path / receipt)])
+    where = answering_once(b"NOT HTTP AT ALL\r\n\r\n") if keys.startswith("http") else str(tmp_path / keys)
+    code = main(["receipts", "verify", "--keys", where, str(tmp_path / receipt)])
     said = capfdbinary.readouterr().err.decode()
     assert code == 2 and "Traceback" not in said and said.startswith("maubinh receipts verify: ")
 

@@ -253,9 +253,9 @@ def test_a_log_s_files_are_bounded_in_kind_size_and_time(tmp_path: Path, monkeyp
     /dev/zero or a 40 GB sparse file ended in MemoryError, a server that answered no HTTP in a traceback,
     and one that sent a byte every two seconds held it for as long as it liked."""
     import os
-    import socket
-    import threading
     import time
+
+    from hostile_server import answering_once
 
     from service.transparency import reading
 
@@ -270,28 +270,13 @@ def test_a_log_s_files_are_bounded_in_kind_size_and_time(tmp_path: Path, monkeyp
     with pytest.raises(reading.LogUnreadable, match="more than 64 bytes"):
         reading.reader(str(tmp_path / "log"))("checkpoint")
     monkeypatch.setattr(reading, "FETCH_SECONDS", 1.0)
-
-    def served(answer: bytes, drip: bool) -> str:
-        server = socket.socket()
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-
-        def serve() -> None:
-            connection, _ = server.accept()
-            with connection:
-                connection.recv(4096)
-                for k in range(len(answer) if drip else 1):
-                    connection.sendall(answer[k : k + 1] if drip else answer)
-                    time.sleep(0.3 if drip else 0)
-
-        threading.Thread(target=serve, daemon=True).start()
-        return f"http://127.0.0.1:{server.getsockname()[1]}"
-
     with pytest.raises(reading.LogUnreadable, match="BadStatusLine"):
-        reading.reader(served(b"NOT HTTP\r\n\r\n", drip=False))("checkpoint")
+        reading.reader(answering_once(b"NOT HTTP\r\n\r\n"))("checkpoint")
     started = time.monotonic()
     with pytest.raises(reading.LogUnreadable, match="within 1 s"):
-        reading.reader(served(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 100, drip=True))("checkpoint")
+        reading.reader(answering_once(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + b"x" * 100, 0.3))(
+            "checkpoint"
+        )
     assert time.monotonic() - started < 3
 
 
