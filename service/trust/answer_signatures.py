@@ -26,10 +26,13 @@ from service.trust.signing import COVERED, LABEL, TAG, KeySet, Unverified, Verif
 
 _INPUT: Final = re.compile(
     LABEL
-    + r'=\("@status" "content-type" "content-digest"( "@path";req)?\);created=(\d{1,15});keyid="([A-Za-z0-9_-]{43})";'
+    + r'=\("@status" "content-type" "content-digest"( "@path";req)?\);'
+    + r'created=(0|[1-9]\d{0,14});keyid="([A-Za-z0-9_-]{43})";'
     + f'alg="ed25519";tag="{TAG}"'
 )
-"""The one Signature-Input the service writes (with the route covered, or before routes were)."""
+"""The one Signature-Input the service writes (with the route covered, or before routes were): ``created``
+as a structured field's integer is written, with no leading zero, which the library reads and writes back
+without, so that its base and this one are the same bytes."""
 _SIGNATURE: Final = re.compile(LABEL + r"=:([A-Za-z0-9+/]{86}==):")
 _PLAIN: Final = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")
 """A header value the library reads as it is: printable ASCII, no space at either end."""
