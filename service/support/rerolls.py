@@ -81,11 +81,13 @@ def rerolled(rooms: Iterable[tuple[str, str, Where]]) -> dict[str, list[tuple[st
 
 
 class Others(NamedTuple):
-    """A re-rolled round as its receipts name its other rooms: how many times each room was ruled on,
-    and the first :data:`NAMED_MOST` places of each of the first ``NAMED_MOST + 1`` rooms in place order
-    (the first places of the rooms other than any one are all among them)."""
+    """A re-rolled round as its receipts name its other rooms: at how many places each room was ruled on
+    (a place a batch's receipt, which may hold several rooms of a round, counted once a room), in all, and
+    the first :data:`NAMED_MOST` places of each of the first ``NAMED_MOST + 1`` rooms in place order (the
+    first places of the rooms other than any one are all among them)."""
 
     counts: Counter[str]
+    total: int
     first: list[tuple[Any, str]]
 
     @classmethod
@@ -93,13 +95,13 @@ class Others(NamedTuple):
         """Of a round's ``(digest, where)`` (:func:`rerolled`'s), ``where`` ordered as the input is."""
         counts: Counter[str] = Counter()
         first: list[tuple[Any, str]] = []
-        for digest, where in sorted(held, key=lambda h: h[1]):
+        for digest, where in sorted(set(held), key=lambda h: h[1]):
             if counts[digest] < NAMED_MOST and (digest in counts or len(counts) <= NAMED_MOST):
                 first.append((where, digest))
             counts[digest] += 1
-        return cls(counts, first)
+        return cls(counts, counts.total(), first)
 
     def of_room(self, digest: str) -> tuple[list[Any], int]:
-        """The first places of the rooms other than ``digest``, and how many more there are."""
-        places = [where for where, other in self.first if other != digest][:NAMED_MOST]
-        return places, self.counts.total() - self.counts[digest] - len(places)
+        """The first places of the rooms other than ``digest`` (each named once), and how many more."""
+        places = list(dict.fromkeys(where for where, other in self.first if other != digest))[:NAMED_MOST]
+        return places, self.total - self.counts[digest] - len(places)
