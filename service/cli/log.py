@@ -139,8 +139,8 @@ def _check(args: argparse.Namespace, language: Language) -> int:
 def _monitor(args: argparse.Namespace, language: Language) -> int:
     from service.cli.receipts import _read_keys
     from service.transparency.note import NoteError
-    from service.transparency.reading import latest, proven_entry, reader
-    from service.transparency.tiles import TiledTree, TreeFault, check_tree
+    from service.transparency.reading import latest, proven_bundle, reader
+    from service.transparency.tiles import WIDTH, TiledTree, TreeFault, check_tree
     from service.trust.ruling_log import Findings
     from service.trust.signing import KeySet
 
@@ -152,7 +152,15 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
         for at, entry in check_tree(TiledTree(read, checkpoint.size, keep_all=False), checkpoint.root):
             findings.see(at, entry, keys)
         again = TiledTree(read, checkpoint.size)  # for the few entries read twice, its tiles read anew
-        report = findings.report(lambda at: proven_entry(again, checkpoint, at))
+        proven: dict[int, list[bytes]] = {}
+
+        def reread(at: int) -> bytes:  # asked in order: a bundle read and proven once, kept till the next
+            if at // WIDTH not in proven:
+                proven.clear()
+                proven[at // WIDTH] = proven_bundle(again, checkpoint, at // WIDTH)
+            return proven[at // WIDTH][at % WIDTH]
+
+        report = findings.report(reread)
     except (NoteError, TreeFault, OSError, ValueError) as error:
         say_log_fault("log monitor", "tlog.unreadable", language, error)
         return EXIT_REJECTED

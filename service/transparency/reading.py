@@ -115,13 +115,17 @@ def prove_inclusion(read: Read, checkpoint: Checkpoint, index: int) -> TlogProof
     return TlogProof(index, tuple(inclusion_proof(index, checkpoint.size, tree.subtree)), checkpoint.note)
 
 
-def proven_entry(tree: TiledTree, checkpoint: Checkpoint, index: int) -> bytes:
-    """Entry ``index`` read again, proven in ``checkpoint``'s tree (:class:`ProofError` if not): a log
-    read a second time may serve other tiles and bundles than it did when the tree was checked whole."""
-    entry = tree.entries(index // WIDTH)[index % WIDTH]
-    path = inclusion_proof(index, checkpoint.size, tree.subtree)
-    verify_inclusion(leaf_hash(entry), index, checkpoint.size, path, checkpoint.root)
-    return entry
+def proven_bundle(tree: TiledTree, checkpoint: Checkpoint, n: int) -> list[bytes]:
+    """Bundle ``n``'s entries read again, proven in ``checkpoint``'s tree (:class:`ProofError` if not): a log
+    read a second time may serve other tiles and bundles than it did when the tree was checked whole. The
+    bundle is checked against its level-0 tile, and one inclusion proof of its first entry, made from the
+    same tiles (``tree`` keeps what it reads), binds every hash of that tile to the root: the proof's path
+    covers every other leaf of the tree."""
+    entries = tree.entries(n)
+    first = n * WIDTH
+    path = inclusion_proof(first, checkpoint.size, tree.subtree)
+    verify_inclusion(leaf_hash(entries[0]), first, checkpoint.size, path, checkpoint.root)
+    return entries
 
 
 def check_consistent(read: Read, old: Checkpoint, new: Checkpoint) -> None:

@@ -28,7 +28,7 @@ from service.transparency.tiles import TiledTree, TreeFault, check_tree
 from service.trust.canonical_json import canonical
 from service.trust.rescoring import verified_room
 from service.trust.signing import room_digest_if_any
-from service.validation.limits import recorded_round
+from service.validation.limits import DIGEST, recorded_round
 
 MERGE_DELAY: Final = 60
 """Seconds within which a signed ruling is in the log's tree (docs/receipts.md, the log): a ruling absent
@@ -289,13 +289,14 @@ class Findings:
 
 
 def _statement(entry: bytes) -> tuple[Any, str, Any] | None:
-    """An entry's round id, room digest and key id, or None where it is no statement."""
+    """An entry's round id, room digest and key id, or None where it is no statement (a room digest that is
+    no SHA-256 one included: a report names each room of a round, and no entry's may cost it more)."""
     try:
         read = orjson.loads(entry)
         round_id, room, keyid = read.get("round_id"), read["room_digest"], read["keyid"]
     except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
         return None
-    return (round_id, room, keyid) if isinstance(room, str) else None
+    return (round_id, room, keyid) if isinstance(room, str) and DIGEST.fullmatch(room) else None
 
 
 __all__ = ["BAD_LOG_PROOF", "MERGE_DELAY", "NOT_IN_LOG", "Findings", "InLog", "LogIndex", "TreeFault", "in_log"]
