@@ -12,12 +12,13 @@ import argparse
 import json
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 from service.cli.receipts import say_log_fault, verifier_of
-from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, say
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, say
 from service.texts import Language, Text, os_error
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
@@ -173,18 +174,32 @@ def _monitor(args: argparse.Namespace, language: Language) -> int:
 
 
 def _proof(args: argparse.Namespace, language: Language) -> int:
-    from service.support.strict_json import BadDocument, loads
-    from service.transparency.merkle import leaf_hash
+    from service.support.strict_json import BadDocument
+    from service.transparency.merkle import ProofError, leaf_hash
     from service.transparency.note import NoteError
     from service.transparency.reading import latest, prove_inclusion, reader
     from service.transparency.tiles import TiledTree, TreeFault
+    from service.trust.receipt_reading import read_body, read_receipt
+    from service.trust.receipts import ReceiptFault, read_shape
     from service.trust.ruling_log import LogIndex, receipt_statements
 
-    try:
+    try:  # the receipt read and shaped as receipts verify reads one: its faults are its own, not the log's
         with open(args.receipt, "rb") as file:
-            receipt = loads(file.read(64 * 1024 * 1024))
-        request = loads(receipt["request"]["body"])
+            receipt = read_receipt(file.read(64 * 1024 * 1024))
+        request = read_body(read_shape(receipt)[1])
         rulings, _ = receipt_statements(receipt, request)
+        if not rulings:
+            raise BadDocument(Text("tlog.no_rulings"))
+    except OSError as error:
+        say("log proof", "cli.cannot_open", language, file=error.filename or args.receipt, error=os_error(error))
+        return EXIT_USAGE
+    except BadDocument as error:
+        say("log proof", "receipts.unreadable", language, error=error.args[0])
+        return EXIT_REJECTED
+    except ReceiptFault as fault:
+        print(f"maubinh log proof: {on_terminal(fault.says().render(language))}", file=sys.stderr)
+        return EXIT_REJECTED
+    try:
         read = reader(args.log)
         checkpoint = latest(read, verifier_of(args.vkey))
         index = LogIndex.of(TiledTree(read, checkpoint.size, keep_all=False), checkpoint.root)
@@ -197,7 +212,13 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         if at is None:
             say("log proof", "tlog.not_found", language, ruling=k, size=checkpoint.size)
             return EXIT_REJECTED
-        proofs.append(prove_inclusion(read, checkpoint, at).text())
+        proof = prove_inclusion(read, checkpoint, at)
+        try:  # made from the tiles as read again: proven before it is written, as a verifier will prove it
+            proof.verify(ruling, verifier_of(args.vkey))
+        except (NoteError, ProofError) as error:
+            say_log_fault("log proof", "tlog.unreadable", language, error)
+            return EXIT_REJECTED
+        proofs.append(proof.text())
     receipt["log"] = {"proofs": proofs}
     print(json.dumps(receipt, ensure_ascii=False, indent=1))
     say("log proof", "tlog.proof_written", language, proofs=len(proofs), size=checkpoint.size)

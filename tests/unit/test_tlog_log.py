@@ -329,3 +329,39 @@ def test_the_monitor_reads_each_bundle_again_once_and_takes_no_room_digest_past_
     assert list(report["rounds_scored_twice"]) == ["R"] and len(report["rounds_scored_twice"]["R"]["entries"]) == 598
     assert report["unreadable_entries"] == [7, 9]
     assert sorted(bundles) == sorted(["tile/entries/000", "tile/entries/001", "tile/entries/002.p/88"] * 2)
+
+
+def test_log_proof_proves_what_it_writes_and_says_a_receipt_s_faults_as_the_receipt_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, `log proof` wrote (exit 0) a proof made from tiles a log served on a second read, which no
+    verifier could then prove; and a receipt whose headers were a list ended in a traceback."""
+    from service.cli import main
+    from service.transparency import reading
+
+    receipt = vector_receipt()
+    (ruling,), _ = receipt_statements(receipt, json.loads(VECTORS["request"]["body"]))
+    grow(tmp_path / "honest", [*entries(300), ruling, *entries(40, "f")], steps=1)
+    grow(tmp_path / "doctored", [*entries(299), b"{}", ruling, *entries(40, "f")], steps=1)
+    (tmp_path / "log.vkey").write_text(SIGNER.verifier.vkey)
+    (tmp_path / "receipt.json").write_text(json.dumps(receipt))
+    argv = ["log", "proof", str(tmp_path / "receipt.json"), "--vkey", str(tmp_path / "log.vkey"), "--log"]
+    assert main([*argv, str(tmp_path / "honest")]) == 0
+    assert json.loads(capsys.readouterr().out)["log"]["proofs"][0].startswith("c2sp.org/tlog-proof@v1\nindex 300\n")
+    first, then, served = reading.reader(str(tmp_path / "honest")), reading.reader(str(tmp_path / "doctored")), set()
+
+    def hostile(where: str) -> reading.Read:
+        def read(path: str) -> bytes | None:
+            again = path in served and path != "checkpoint"
+            served.add(path)
+            return then(path) if again else first(path)
+
+        return read
+
+    monkeypatch.setattr(reading, "reader", hostile)
+    assert main([*argv, "hostile"]) == 1
+    said = capsys.readouterr()
+    assert said.out == "" and "another root" in said.err
+    (tmp_path / "receipt.json").write_text(json.dumps({**receipt, "response": {**receipt["response"], "headers": []}}))
+    assert main([*argv, str(tmp_path / "honest")]) == 1
+    assert "response.headers" in capsys.readouterr().err
