@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+from http.client import HTTPException
 from pathlib import Path
 from typing import Any
 
@@ -272,7 +273,7 @@ def _cosign(args: argparse.Namespace, language: Language) -> int:
             raise NoteError(f"the witness answered {status}: {body.decode('utf-8', 'replace').strip()[:300]}")
         cosigned = checkpoint.note + body.decode()
         key.timestamp(cosigned)
-    except (NoteError, TreeFault, OSError, ValueError) as error:
+    except (NoteError, TreeFault, OSError, ValueError, HTTPException) as error:  # HTTPException: no HTTP
         say_log_fault("log cosign", "tlog.not_cosigned", language, error)
         return EXIT_REJECTED
     print(cosigned, end="")

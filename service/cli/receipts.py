@@ -26,6 +26,8 @@ def catalogue_for_receipts() -> Catalogue:
 
 KEY_SET_BYTES = 1024 * 1024
 """The most a key set is read: one past it is refused as too large, never read cut short."""
+KEY_SET_SECONDS = 60.0
+"""The longest a key set fetched from a URL may take to come, whole."""
 
 
 def _read_keys(where: str) -> Any:
@@ -36,10 +38,18 @@ def _read_keys(where: str) -> Any:
         import urllib.request
         from http.client import HTTPException
 
+        from service.support.deadline import within
+
         url = where if where.endswith(".json") else where.rstrip("/") + "/.well-known/jwks.json"
-        try:
+
+        def fetch() -> bytes:
             with urllib.request.urlopen(url, timeout=10) as answer:
-                read = answer.read(KEY_SET_BYTES + 1)
+                return bytes(answer.read(KEY_SET_BYTES + 1))
+
+        try:
+            read = within(KEY_SET_SECONDS, fetch)
+        except TimeoutError as error:  # a server that sends a byte now and then
+            raise OSError(errno.ETIMEDOUT, str(error), where) from None
         except (HTTPException, ValueError) as error:  # a server that breaks HTTP, a URL that is none
             raise OSError(errno.EPROTO, f"{type(error).__name__}: {error}"[:200], where) from None
     else:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from http.client import HTTPException
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Final
 
+from service.support.deadline import within
 from service.transparency.merkle import (
     consistency_proof,
     inclusion_proof,
@@ -41,7 +40,7 @@ def reader(where: str) -> Read:
     at most :data:`FILE_MOST` bytes, come within :data:`FETCH_SECONDS`, else :class:`LogUnreadable`."""
     if where.startswith(("http://", "https://")):
         prefix = where.rstrip("/") + "/"
-        return lambda path: _within(FETCH_SECONDS, lambda: _fetch(prefix + path), prefix + path)
+        return lambda path: _fetched(prefix + path)
     folder = Path(where)
     if not folder.is_dir():
         raise LogUnreadable(f"{where}: no such folder, and not an http(s) URL")
@@ -63,6 +62,13 @@ def reader(where: str) -> Read:
     return read
 
 
+def _fetched(url: str) -> bytes | None:
+    try:
+        return within(FETCH_SECONDS, lambda: _fetch(url))
+    except TimeoutError as error:
+        raise LogUnreadable(f"{url}: {error}") from None
+
+
 def _fetch(url: str) -> bytes | None:
     try:
         with urllib.request.urlopen(url, timeout=30) as answer:
@@ -76,29 +82,6 @@ def _fetch(url: str) -> bytes | None:
     if len(data) > FILE_MOST:
         raise LogUnreadable(f"{url}: more than {FILE_MOST} bytes")
     return data
-
-
-def _within(seconds: float, fetch: Callable[[], bytes | None], url: str) -> bytes | None:
-    """``fetch()``'s result, or :class:`LogUnreadable` once ``seconds`` have passed: the fetch runs in a
-    thread of its own, left behind if it overruns (the socket's timeout ends it), since a read blocked
-    in the standard library's HTTP client cannot be interrupted from outside."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append((True, fetch()))
-        except BaseException as error:
-            outcome.append((False, error))
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if not outcome:
-        raise LogUnreadable(f"{url}: not all come within {seconds:.0f} s")
-    done, value = outcome[0]
-    if not done:
-        raise value
-    return cast(bytes | None, value)
 
 
 def latest(read: Read, verifier: Verifier, origin: str | None = None) -> Checkpoint:

@@ -21,12 +21,14 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Final
 
 from nacl.bindings import crypto_sign, crypto_sign_open, crypto_sign_seed_keypair
 from nacl.exceptions import BadSignatureError
 
+from service.support.deadline import within
 from service.transparency.bounded_http import (
     CONTENT_LENGTH,
     IDLE_SECONDS,
@@ -271,6 +273,15 @@ class WitnessServer(BoundedServer):
         super().__init__(address, _Handler, most_connections, idle_seconds, most_per_client)
 
 
+ASKING_SECONDS: Final = 60.0
+"""The longest a witness's answer may take to come, whole (:func:`request_cosignature`)."""
+
+
+def _answer(request: urllib.request.Request) -> bytes:
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return bytes(answer.read(MAX_BODY))
+
+
 def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known: int = 0) -> tuple[int, bytes]:
     """Ask the witness at URL prefix ``witness`` to cosign ``checkpoint`` (a log's, read by ``read``): its
     status and body. ``known`` is the size the witness is believed to hold; when it says another (409),
@@ -281,8 +292,7 @@ def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known:
         lines = [f"old {known}", *(base64.b64encode(h).decode() for h in proof), "", checkpoint.note]
         request = urllib.request.Request(witness.rstrip("/") + "/add-checkpoint", "\n".join(lines).encode())
         try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                return 200, answer.read(MAX_BODY)
+            return 200, within(ASKING_SECONDS, partial(_answer, request))
         except urllib.error.HTTPError as error:
             body = error.read(MAX_BODY)
             if error.code != 409 or error.headers.get("Content-Type") != SIZE_TYPE or known == int(body or b"0"):

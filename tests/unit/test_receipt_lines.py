@@ -484,19 +484,27 @@ def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_goes_on(
     assert [Path(i["path"]).name for i in report["inputs"]] == ["a.jsonl", "day\\xff.json"]
 
 
-@pytest.mark.parametrize("keys", ["missing.json", "not-json.json", "no-set.json", "http"])
+@pytest.mark.parametrize("keys", ["missing.json", "not-json.json", "no-set.json", "http", "drip"])
 @pytest.mark.parametrize("receipt", ["r.json", "missing.json"])
 def test_one_receipt_file_exits_2_for_keys_or_a_file_that_cannot_be_read_as_a_month_does(
-    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], keys: str, receipt: str
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, keys: str, receipt: str
 ) -> None:
     """Before, `receipts verify FILE` exited 1 (a verdict) for keys that could not be read and for a
-    missing file, and a key server answering no HTTP ended in a traceback."""
+    missing file, a key server answering no HTTP ended in a traceback, and one sending a byte every
+    second held the run for as long as it liked."""
     from hostile_server import answering_once
+
+    from service.cli import receipts
+
+    monkeypatch.setattr(receipts, "KEY_SET_SECONDS", 1.0)
+    if keys == "drip":
+        keys = answering_once(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n" + b"{" * 50, 0.5)
 
     (tmp_path / "r.json").write_text(json.dumps(MAKER.receipt(ROOM)))
     (tmp_path / "not-json.json").write_text("{keys")
     (tmp_path / "no-set.json").write_text('{"keys": 7}')
-    where = answering_once(b"NOT HTTP AT ALL\r\n\r\n") if keys.startswith("http") else str(tmp_path / keys)
+    where = answering_once(b"NOT HTTP AT ALL\r\n\r\n") if keys == "http" else keys
+    where = where if where.startswith("http") else str(tmp_path / keys)
     code = main(["receipts", "verify", "--keys", where, str(tmp_path / receipt)])
     said = capfdbinary.readouterr().err.decode()
     assert code == 2 and "Traceback" not in said and said.startswith("maubinh receipts verify: ")
