@@ -121,13 +121,15 @@ def test_a_file_of_one_huge_line_costs_the_cap_not_the_line(tmp_path: Path) -> N
 def test_one_document_past_the_cap_is_refused_unread(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
-    """Before, `maubinh score FILE` read the file whole, whatever its size, into the JSON reader."""
+    """Before, `maubinh score FILE` read the file whole, whatever its size, into the JSON reader; and an
+    input that never ends (/dev/zero) is refused once past the cap, not read to its end."""
     monkeypatch.setenv("MAUBINH_MAX_LINE_BYTES", "65536")
     (tmp_path / "big.json").write_bytes(b" " * 100_000 + b"{}")
     assert main([command, str(tmp_path / "big.json")]) == 1
     refused = json.loads(capsys.readouterr().out)
-    assert refused["status"] == 413 and "100,002 bytes" in refused["detail"] and "document" in refused["detail"]
+    assert refused["status"] == 413 and "65,536 bytes" in refused["detail"] and "document" in refused["detail"]
     room = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "room.json"
+    assert main([command, "/dev/zero"]) == 1 and json.loads(capsys.readouterr().out)["status"] == 413
     (tmp_path / "room.json").write_bytes(b" " * 60_000 + room.read_bytes())
     assert main(["score", str(tmp_path / "room.json")]) == 0  # under the cap, white space and all
     assert json.loads(capsys.readouterr().out)["ledger"]
