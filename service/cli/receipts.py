@@ -158,10 +158,11 @@ def run(args: argparse.Namespace, catalogue: Catalogue) -> int:
 
 
 def _one_receipt(path: str) -> bool:
-    """A path that names one receipt file: checked and said as ``receipts verify FILE`` always was."""
+    """A path that names one receipt file: checked and said as ``receipts verify FILE`` always was. Any
+    other (a pipe, a device) is refused with the many files' words, never opened and waited on."""
     from service.bulk.receipt_runs import holds_lines
 
-    return not holds_lines(path) and not os.path.isdir(path)
+    return not holds_lines(path) and os.path.isfile(path)
 
 
 def _verify_one(path: str, where: str, catalogue: Catalogue, language: Language, log: Any = None) -> int:

@@ -402,6 +402,9 @@ def test_a_pipe_named_among_the_inputs_is_said_to_be_no_file_not_missing(
         ["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "fifo"), str(tmp_path / "r.json")]
     )
     assert code == 2 and b"not a regular file or folder" in capfdbinary.readouterr().err
+    os.mkfifo(tmp_path / "alone.json")  # named alone, as one receipt file: before, opened and waited on for ever
+    assert main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "alone.json")]) == 2
+    assert b"not a regular file or folder" in capfdbinary.readouterr().err
 
 
 def test_what_a_folder_holds_and_the_run_does_not_read_is_said(
