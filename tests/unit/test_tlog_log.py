@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from service.transparency.merkle import ProofError, leaf_hash
 from service.transparency.note import NoteError, Signer, open_checkpoint
 from service.transparency.reading import check_consistent, latest, prove_inclusion, reader
 from service.transparency.stores import JOURNAL, FolderStore
-from service.transparency.tiles import TiledTree, TreeFault, check_tree, tile_path
+from service.transparency.tiles import Read, TiledTree, TreeFault, check_tree, tile_path
 from service.trust.ruling_log import MERGE_DELAY, LogIndex, in_log, receipt_statements
 
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "receipts" / "vectors.json").read_text("utf-8"))
@@ -211,6 +212,22 @@ def test_a_walk_through_every_entry_keeps_a_tile_a_level_and_reads_each_once(tmp
     assert sorted(level for level, _ in tree._tiles) == [0, 1]  # the last of each level, not all seven
 
 
+def honest_once(honest: Path, doctored: Path) -> Callable[[str], Read]:
+    """A reader (for ``reading.reader``'s place) of a hostile log: each file from ``honest`` the first time
+    it is asked for, from ``doctored`` after (the checkpoint always honest)."""
+    first, then, served = reader(str(honest)), reader(str(doctored)), set()
+
+    def hostile(where: str) -> Read:
+        def read(path: str) -> bytes | None:
+            again = path in served and path != "checkpoint"
+            served.add(path)
+            return then(path) if again else first(path)
+
+        return read
+
+    return hostile
+
+
 def test_the_monitor_proves_each_entry_it_reads_again_against_the_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -229,17 +246,7 @@ def test_the_monitor_proves_each_entry_it_reads_again_against_the_checkpoint(
     doctored = [*honest[:20], ruling("r-5", 5), *honest[21:]]
     grow(tmp_path / "honest", honest, steps=1)
     grow(tmp_path / "doctored", doctored, steps=1)
-    served: set[str] = set()
-    first, then = reading.reader(str(tmp_path / "honest")), reading.reader(str(tmp_path / "doctored"))
-
-    def hostile(where: str) -> reading.Read:
-        def read(path: str) -> bytes | None:
-            again = path in served and path != "checkpoint"
-            served.add(path)
-            return then(path) if again else first(path)
-
-        return read
-
+    hostile = honest_once(tmp_path / "honest", tmp_path / "doctored")
     (tmp_path / "log.vkey").write_text(SIGNER.verifier.vkey)
     assert main(["log", "monitor", "--log", str(tmp_path / "honest"), "--vkey", str(tmp_path / "log.vkey")]) == 1
     assert '"r-5"' in capsys.readouterr().out
@@ -348,17 +355,7 @@ def test_log_proof_proves_what_it_writes_and_says_a_receipt_s_faults_as_the_rece
     argv = ["log", "proof", str(tmp_path / "receipt.json"), "--vkey", str(tmp_path / "log.vkey"), "--log"]
     assert main([*argv, str(tmp_path / "honest")]) == 0
     assert json.loads(capsys.readouterr().out)["log"]["proofs"][0].startswith("c2sp.org/tlog-proof@v1\nindex 300\n")
-    first, then, served = reading.reader(str(tmp_path / "honest")), reading.reader(str(tmp_path / "doctored")), set()
-
-    def hostile(where: str) -> reading.Read:
-        def read(path: str) -> bytes | None:
-            again = path in served and path != "checkpoint"
-            served.add(path)
-            return then(path) if again else first(path)
-
-        return read
-
-    monkeypatch.setattr(reading, "reader", hostile)
+    monkeypatch.setattr(reading, "reader", honest_once(tmp_path / "honest", tmp_path / "doctored"))
     assert main([*argv, "hostile"]) == 1
     said = capsys.readouterr()
     assert said.out == "" and "another root" in said.err
