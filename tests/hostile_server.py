@@ -7,9 +7,9 @@ import threading
 import time
 
 
-def answering_once(answer: bytes, pause: float = 0.0) -> str:
-    """The URL of a loopback server that reads one request and sends ``answer``: whole, or a byte every
-    ``pause`` seconds (a server that drips)."""
+def answering_once(answer: bytes, pause: float = 0.0, head: bytes = b"") -> str:
+    """The URL of a loopback server that reads one request and sends ``head`` whole, then ``answer``: whole,
+    or a byte every ``pause`` seconds (a server that drips)."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen()
@@ -19,6 +19,7 @@ def answering_once(answer: bytes, pause: float = 0.0) -> str:
             connection, _ = server.accept()
             with connection:
                 connection.recv(4096)
+                connection.sendall(head)
                 for k in range(len(answer)) if pause else (None,):
                     connection.sendall(answer if k is None else answer[k : k + 1])
                     time.sleep(pause)

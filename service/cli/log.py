@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from service.cli.receipts import say_log_fault, verifier_of
-from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, say
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, open_file, say
 from service.texts import Language, Text, os_error
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
@@ -125,7 +125,7 @@ def _check(args: argparse.Namespace, language: Language) -> int:
 
     try:
         verifier = verifier_of(args.vkey)
-        with open(args.old, "rb") as old_file, open(args.new, "rb") as new_file:
+        with open_file(args.old) as old_file, open_file(args.new) as new_file:
             old = open_checkpoint(old_file.read(65536), verifier)
             new = open_checkpoint(new_file.read(65536), verifier)
         if new.size < old.size:
@@ -185,7 +185,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
     from service.trust.ruling_log import LogIndex, receipt_statements
 
     try:  # the receipt read and shaped as receipts verify reads one: its faults are its own, not the log's
-        with open(args.receipt, "rb") as file:
+        with open_file(args.receipt) as file:
             receipt = read_receipt(file.read(64 * 1024 * 1024))
         request = read_body(read_shape(receipt)[1])
         rulings, _ = receipt_statements(receipt, request)
@@ -213,10 +213,10 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
         if at is None:
             say("log proof", "tlog.not_found", language, ruling=k, size=checkpoint.size)
             return EXIT_REJECTED
-        proof = prove_inclusion(read, checkpoint, at)
         try:  # made from the tiles as read again: proven before it is written, as a verifier will prove it
+            proof = prove_inclusion(read, checkpoint, at)
             proof.verify(ruling, verifier_of(args.vkey))
-        except (NoteError, ProofError) as error:
+        except (NoteError, ProofError, TreeFault, OSError, ValueError) as error:
             say_log_fault("log proof", "tlog.unreadable", language, error)
             return EXIT_REJECTED
         proofs.append(proof.text())

@@ -81,27 +81,38 @@ def rerolled(rooms: Iterable[tuple[str, str, Where]]) -> dict[str, list[tuple[st
 
 
 class Others(NamedTuple):
-    """A re-rolled round as its receipts name its other rooms: at how many places each room was ruled on
-    (a place a batch's receipt, which may hold several rooms of a round, counted once a room), in all, and
-    the first :data:`NAMED_MOST` places of each of the first ``NAMED_MOST + 1`` rooms in place order (the
-    first places of the rooms other than any one are all among them)."""
+    """A re-rolled round as its receipts name its other rooms, by place (a receipt; a batch's may hold
+    several rooms of a round): how many places there are, how many hold each room alone, and the first
+    places a receipt may name, in order: the first :data:`NAMED_MOST` holding several rooms, and the first
+    :data:`NAMED_MOST` holding each of the first ``NAMED_MOST + 1`` rooms alone (the first places of the
+    rooms other than any one are all among them)."""
 
-    counts: Counter[str]
-    total: int
-    first: list[tuple[Any, str]]
+    places: int
+    alone: Counter[str]
+    first: list[tuple[Any, str | None]]
 
     @classmethod
     def of(cls, held: list[tuple[str, Any]]) -> Others:
         """Of a round's ``(digest, where)`` (:func:`rerolled`'s), ``where`` ordered as the input is."""
-        counts: Counter[str] = Counter()
-        first: list[tuple[Any, str]] = []
-        for digest, where in sorted(set(held), key=lambda h: h[1]):
-            if counts[digest] < NAMED_MOST and (digest in counts or len(counts) <= NAMED_MOST):
+        rooms_at: dict[Any, set[str]] = {}
+        for digest, where in held:
+            rooms_at.setdefault(where, set()).add(digest)
+        alone: Counter[str] = Counter()
+        first: list[tuple[Any, str | None]] = []
+        several = 0
+        for where in sorted(rooms_at):
+            if len(rooms_at[where]) > 1:
+                if several < NAMED_MOST:
+                    first.append((where, None))
+                several += 1
+                continue
+            (digest,) = rooms_at[where]
+            if alone[digest] < NAMED_MOST and (digest in alone or len(alone) <= NAMED_MOST):
                 first.append((where, digest))
-            counts[digest] += 1
-        return cls(counts, counts.total(), first)
+            alone[digest] += 1
+        return cls(len(rooms_at), alone, first)
 
     def of_room(self, digest: str) -> tuple[list[Any], int]:
-        """The first places of the rooms other than ``digest`` (each named once), and how many more."""
-        places = list(dict.fromkeys(where for where, other in self.first if other != digest))[:NAMED_MOST]
-        return places, self.total - self.counts[digest] - len(places)
+        """The first places that hold a room other than ``digest``, and how many more there are."""
+        places = [where for where, only in self.first if only != digest][:NAMED_MOST]
+        return places, self.places - self.alone[digest] - len(places)

@@ -277,9 +277,13 @@ ASKING_SECONDS: Final = 60.0
 """The longest a witness's answer may take to come, whole (:func:`request_cosignature`)."""
 
 
-def _answer(request: urllib.request.Request) -> bytes:
-    with urllib.request.urlopen(request, timeout=30) as answer:
-        return bytes(answer.read(MAX_BODY))
+def _answer(request: urllib.request.Request) -> tuple[int, bytes, str | None]:
+    """The witness's status, body and content type: an error's body too, read within the same deadline."""
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return 200, bytes(answer.read(MAX_BODY)), None
+    except urllib.error.HTTPError as error:
+        return error.code, bytes(error.read(MAX_BODY)), error.headers.get("Content-Type")
 
 
 def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known: int = 0) -> tuple[int, bytes]:
@@ -291,11 +295,8 @@ def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known:
         proof = consistency_proof(known, checkpoint.size, tree.subtree) if 0 < known < checkpoint.size else []
         lines = [f"old {known}", *(base64.b64encode(h).decode() for h in proof), "", checkpoint.note]
         request = urllib.request.Request(witness.rstrip("/") + "/add-checkpoint", "\n".join(lines).encode())
-        try:
-            return 200, within(ASKING_SECONDS, partial(_answer, request))
-        except urllib.error.HTTPError as error:
-            body = error.read(MAX_BODY)
-            if error.code != 409 or error.headers.get("Content-Type") != SIZE_TYPE or known == int(body or b"0"):
-                return error.code, body
-            known = int(body)
+        status, body, kind = within(ASKING_SECONDS, partial(_answer, request))
+        if status != 409 or kind != SIZE_TYPE or not re.fullmatch(rb"[0-9]{0,20}", body) or known == int(body or b"0"):
+            return status, body
+        known = int(body or b"0")
     return 409, body

@@ -35,7 +35,7 @@ MERGE_DELAY: Final = 60
 from a tree that holds rulings signed this long after it was not logged as promised."""
 BATCH: Final = "/v1/score/batch"
 _ROOM_DIGEST: Final = re.compile(rb'"room_digest"\s*:\s*"(sha256:[0-9a-f]{64})"')
-_CREATED: Final = re.compile(r";created=([0-9]+)")
+_CREATED: Final = re.compile(r";created=([0-9]{1,15})\b")  # as the signer writes it: more is no time
 _KEY_ID: Final = re.compile(r';keyid="([^"]*)"')
 NOT_IN_LOG: Final = "not_in_log"
 BAD_LOG_PROOF: Final = "bad_log_proof"

@@ -405,6 +405,8 @@ def test_a_pipe_named_among_the_inputs_is_said_to_be_no_file_not_missing(
     os.mkfifo(tmp_path / "alone.json")  # named alone, as one receipt file: before, opened and waited on for ever
     assert main(["receipts", "verify", "--keys", str(tmp_path / "keys.json"), str(tmp_path / "alone.json")]) == 2
     assert b"not a regular file or folder" in capfdbinary.readouterr().err
+    assert main(["receipts", "verify", "--keys", str(tmp_path / "alone.json"), str(tmp_path / "r.json")]) == 2
+    assert b"not a regular file" in capfdbinary.readouterr().err  # the keys too
 
 
 def test_what_a_folder_holds_and_the_run_does_not_read_is_said(

@@ -6,6 +6,7 @@ found in the log, missing from it past the merge delay, or proven by the proofs 
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from collections.abc import Callable
@@ -359,6 +360,37 @@ def test_log_proof_proves_what_it_writes_and_says_a_receipt_s_faults_as_the_rece
     assert main([*argv, "hostile"]) == 1
     said = capsys.readouterr()
     assert said.out == "" and "another root" in said.err
-    (tmp_path / "receipt.json").write_text(json.dumps({**receipt, "response": {**receipt["response"], "headers": []}}))
-    assert main([*argv, str(tmp_path / "honest")]) == 1
-    assert "response.headers" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()  # a second read that finds nothing: before, a traceback (TreeFault)
+    monkeypatch.setattr(reading, "reader", honest_once(tmp_path / "honest", tmp_path / "empty"))
+    assert main([*argv, "hostile"]) == 1
+    said = capsys.readouterr()
+    assert said.out == "" and "is missing" in said.err and "Traceback" not in said.err
+    monkeypatch.undo()
+    headers = receipt["response"]["headers"]
+    endless = {**headers, "signature-input": headers["signature-input"].replace("created=", "created=" + "9" * 5000)}
+    for odd in (
+        {**receipt, "response": {**receipt["response"], "headers": []}},  # before: a traceback
+        {**receipt, "response": {**receipt["response"], "headers": endless}},
+    ):  # before: int()'s limit
+        (tmp_path / "receipt.json").write_text(json.dumps(odd))
+        assert main([*argv, str(tmp_path / "honest")]) == 1
+        said = capsys.readouterr()
+        assert said.out == "" and "Traceback" not in said.err and said.err.startswith("maubinh log proof: ")
+    os.mkfifo(tmp_path / "pipe.json")  # before: opened and waited on for ever
+    assert main([*argv[:2], str(tmp_path / "pipe.json"), *argv[3:], str(tmp_path / "honest")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_a_witness_that_drips_its_refusal_is_given_up_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Before, a witness answering an error status at once, then its body a byte every two seconds, held
+    `log cosign` for ever: the error's body was read outside the deadline."""
+    from hostile_server import answering_once
+
+    from service.transparency import witness
+
+    monkeypatch.setattr(witness, "ASKING_SECONDS", 1.0)
+    grow(tmp_path / "log", entries(3), steps=1)
+    read = reader(str(tmp_path / "log"))
+    dripping = answering_once(b"x" * 40, 0.3, head=b"HTTP/1.1 500 Oops\r\nContent-Length: 40\r\n\r\n")
+    with pytest.raises(TimeoutError):
+        witness.request_cosignature(read, latest(read, SIGNER.verifier), dripping)
