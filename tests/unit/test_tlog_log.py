@@ -394,3 +394,29 @@ def test_a_witness_that_drips_its_refusal_is_given_up_on(monkeypatch: pytest.Mon
     dripping = answering_once(b"x" * 40, 0.3, head=b"HTTP/1.1 500 Oops\r\nContent-Length: 40\r\n\r\n")
     with pytest.raises(TimeoutError):
         witness.request_cosignature(read, latest(read, SIGNER.verifier), dripping)
+
+
+def test_log_check_says_a_checkpoint_it_cannot_read_as_the_auditor_s_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, a missing checkpoint file was said to be "not consistent" (exit 1), and a pipe was waited on."""
+    from service.cli import main
+
+    grow(tmp_path / "log", entries(3), steps=1)
+    (tmp_path / "log.vkey").write_text(SIGNER.verifier.vkey)
+    os.mkfifo(tmp_path / "pipe")
+    mine = str(tmp_path / "log" / "checkpoint")
+    for other in ("pipe", "missing"):
+        argv = [
+            "log",
+            "check",
+            str(tmp_path / other),
+            mine,
+            "--log",
+            str(tmp_path / "log"),
+            "--vkey",
+            str(tmp_path / "log.vkey"),
+        ]
+        assert main(argv) == 2
+        assert "cannot open" in capsys.readouterr().err
+    assert main([*argv[:2], mine, *argv[3:]]) == 0
