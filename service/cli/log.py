@@ -124,13 +124,17 @@ def _check(args: argparse.Namespace, language: Language) -> int:
     from service.transparency.tiles import TreeFault
 
     try:
+        verifier = verifier_of(args.vkey)
+    except (NoteError, OSError) as error:
+        say_log_fault("log check", "tlog.inconsistent", language, error)
+        return EXIT_REJECTED
+    try:
         with open_file(args.old) as old_file, open_file(args.new) as new_file:
             old_text, new_text = old_file.read(65536), new_file.read(65536)
     except OSError as error:  # a checkpoint that cannot be read: the auditor's file, not the log's fault
         say("log check", "cli.cannot_open", language, file=error.filename, error=os_error(error))
         return EXIT_USAGE
     try:
-        verifier = verifier_of(args.vkey)
         old, new = open_checkpoint(old_text, verifier), open_checkpoint(new_text, verifier)
         if new.size < old.size:
             raise ProofError(f"the newer checkpoint holds {new.size} entries, fewer than the older's {old.size}")

@@ -296,7 +296,8 @@ def request_cosignature(read: Read, checkpoint: Checkpoint, witness: str, known:
         lines = [f"old {known}", *(base64.b64encode(h).decode() for h in proof), "", checkpoint.note]
         request = urllib.request.Request(witness.rstrip("/") + "/add-checkpoint", "\n".join(lines).encode())
         status, body, kind = within(ASKING_SECONDS, partial(_answer, request))
-        if status != 409 or kind != SIZE_TYPE or not re.fullmatch(rb"[0-9]{0,20}", body) or known == int(body or b"0"):
+        size = body.strip()  # as int() reads it: "3\n" is 3
+        if status != 409 or kind != SIZE_TYPE or not re.fullmatch(rb"[0-9]{0,20}", size) or known == int(size or b"0"):
             return status, body
-        known = int(body or b"0")
+        known = int(size or b"0")
     return 409, body
