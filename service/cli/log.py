@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from service.cli.receipts import say_log_fault, verifier_of
-from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, open_file, say
+from service.cli.shared import EXIT_REJECTED, EXIT_USAGE, Helped, language_option, on_terminal, say
+from service.support.regular_files import open_regular
 from service.texts import Language, Text, os_error
 
 KEY_FILE_ENV = "MAUBINH_LOG_KEY_FILE"
@@ -129,7 +130,7 @@ def _check(args: argparse.Namespace, language: Language) -> int:
         say_log_fault("log check", "tlog.inconsistent", language, error)
         return EXIT_REJECTED
     try:
-        with open_file(args.old) as old_file, open_file(args.new) as new_file:
+        with open_regular(args.old) as old_file, open_regular(args.new) as new_file:
             old_text, new_text = old_file.read(65536), new_file.read(65536)
     except OSError as error:  # a checkpoint that cannot be read: the auditor's file, not the log's fault
         say("log check", "cli.cannot_open", language, file=error.filename, error=os_error(error))
@@ -193,7 +194,7 @@ def _proof(args: argparse.Namespace, language: Language) -> int:
     from service.trust.ruling_log import LogIndex, receipt_statements
 
     try:  # the receipt read and shaped as receipts verify reads one: its faults are its own, not the log's
-        with open_file(args.receipt) as file:
+        with open_regular(args.receipt) as file:
             receipt = read_receipt(file.read(64 * 1024 * 1024))
         request = read_body(read_shape(receipt)[1])
         rulings, _ = receipt_statements(receipt, request)

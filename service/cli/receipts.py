@@ -15,13 +15,13 @@ from service.cli.shared import (
     Helped,
     language_option,
     on_terminal,
-    open_file,
     say,
     service_catalogue,
 )
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError
 from service.support.cores import available_cores
+from service.support.regular_files import open_regular
 from service.texts import Language, Text, os_error
 
 
@@ -62,7 +62,7 @@ def _read_keys(where: str) -> Any:
         except (HTTPException, ValueError) as error:  # a server that breaks HTTP, a URL that is none
             raise OSError(errno.EPROTO, f"{type(error).__name__}: {error}"[:200], where) from None
     else:
-        with open_file(where) as file:
+        with open_regular(where) as file:
             read = file.read(KEY_SET_BYTES + 1)
     if len(read) > KEY_SET_BYTES:
         raise BadDocument(Text("receipts.keys_too_large", most=KEY_SET_BYTES))

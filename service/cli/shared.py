@@ -4,10 +4,8 @@ operators' rulesets, a progress bar, and argparse's usage errors said in the com
 from __future__ import annotations
 
 import argparse
-import errno
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO, NoReturn
@@ -54,16 +52,6 @@ def chosen_language(argv: Sequence[str], env: dict[str, str] | os._Environ[str] 
 
 def open_input(path: str) -> BinaryIO:
     return sys.stdin.buffer if path == "-" else open(path, "rb")
-
-
-def open_file(path: str) -> BinaryIO:
-    """A regular file, opened to be read: anything else (a pipe, a device) is an OSError naming it, never
-    opened and waited on for a writer that may never come."""
-    opened = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(opened).st_mode):
-        os.close(opened)
-        raise OSError(errno.EINVAL, "not a regular file", path)
-    return os.fdopen(opened, "rb")
 
 
 def write_document(document: object, language: Language = "en") -> None:

@@ -5,7 +5,6 @@ whose note verifies, a tree checked whole, proofs made from its tiles."""
 from __future__ import annotations
 
 import os
-import stat
 import urllib.error
 import urllib.request
 from http.client import HTTPException
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from service.support.deadline import within
+from service.support.regular_files import open_regular
 from service.transparency.merkle import (
     consistency_proof,
     inclusion_proof,
@@ -46,16 +46,16 @@ def reader(where: str) -> Read:
         raise LogUnreadable(f"{where}: no such folder, and not an http(s) URL")
 
     def read(path: str) -> bytes | None:
-        try:  # without blocking: a pipe put in the folder is refused, not waited on
-            opened = os.open(folder / path, os.O_RDONLY | os.O_NONBLOCK)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        try:  # a pipe put in the folder is refused, not waited on
+            file = open_regular(folder / path)
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        with os.fdopen(opened, "rb") as file:
-            held = os.fstat(file.fileno())
-            if not stat.S_ISREG(held.st_mode):
-                raise LogUnreadable(f"{folder / path}: not a regular file")
-            data = file.read(FILE_MOST + 1) if held.st_size <= FILE_MOST else b""
-        if held.st_size > FILE_MOST or len(data) > FILE_MOST:  # said by its size, never read: a sparse file
+        except OSError as error:
+            raise LogUnreadable(f"{folder / path}: {error.strerror}") from None
+        with file:
+            size = os.fstat(file.fileno()).st_size
+            data = file.read(FILE_MOST + 1) if size <= FILE_MOST else b""
+        if size > FILE_MOST or len(data) > FILE_MOST:  # said by its size, never read: a sparse file
             raise LogUnreadable(f"{folder / path}: more than {FILE_MOST} bytes")
         return data
 
