@@ -19,7 +19,7 @@ from service.texts import Language, Text
 from service.trust.answer_signatures import AnswerKeys
 from service.trust.receipt_reading import read_body, read_receipt
 from service.trust.receipts import Checked, ReceiptFault, check
-from service.trust.rescoring import envelope_taken, rescorer, rooms_ruled, verified_room
+from service.trust.rescoring import rescorer, rooms_ruled, verified_room
 from service.trust.ruling_log import LogIndex, in_log
 from service.trust.rulings_in_bulk import Rulings
 from service.trust.signing import room_digest_if_any
@@ -156,8 +156,6 @@ class ReceiptLines:
 
         def later(number: int) -> Callable[[str, Any, Any], bool | None]:
             def rescore(path: str, request: Any, answer: Any) -> bool | None:
-                if not envelope_taken(path, request, answer):
-                    return False
                 taken = [rulings.take(room, answered) for room, answered in rooms_ruled(path, request, answer)]
                 if not taken or None in taken:
                     return self.rescore(path, request, answer)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from service.texts import Language, Text
-from service.trust.rescoring import checks_a_receipt, refusal, refused_whole, rescorer
+from service.trust.rescoring import checks_a_receipt, envelope_taken, refusal, refused_whole, rescorer
 from service.trust.signing import (
     KEY_SET_MAX_AGE,
     KeySet,
@@ -233,6 +233,8 @@ def check(
     _rooms_bound(path, request, answer)
     if checks_a_receipt(path, request):
         return Checked(verified.key_id, False, path, verified.route_bound, no_room=True)
+    if not envelope_taken(path, request, answer):
+        raise ReceiptFault("rescore", Text("receipts.why_envelope_refused"))
     same = rescore(path, request, answer)
     if same is False:
         raise ReceiptFault("rescore", Text("receipts.why_ledger_differs"))

@@ -147,8 +147,6 @@ def rescorer(catalogue: Any) -> Callable[[str, Any, Any], bool | None]:
         return False
 
     def rescore(path: str, request: Any, answer: Any) -> bool | None:
-        if not envelope_taken(path, request, answer):
-            return False
         if refused_whole(path, answer):
             if _refused_for_its_round(answer):  # a batch refused whole for one room's round
                 return None

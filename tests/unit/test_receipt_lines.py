@@ -517,7 +517,7 @@ def test_one_receipt_file_exits_2_for_keys_or_a_file_that_cannot_be_read_as_a_mo
 
 def test_a_batch_sent_with_a_member_more_does_not_verify_and_one_without_its_method_does() -> None:
     """Before, the first verified: a batch's envelope is bound by no digest, and one with a member more is
-    refused whole (unknown_field), never answered room by room. The contract lets a receipt leave out
+    refused whole (unknown_field), never answered room by room, and its verdict says so. The contract lets a receipt leave out
     request.method (every signed route is a POST): it is read as a POST, on every path."""
     from service.trust import receipts
     from service.trust.rescoring import BATCH_MEMBERS, rescorer
@@ -531,8 +531,9 @@ def test_a_batch_sent_with_a_member_more_does_not_verify_and_one_without_its_met
     unmethodical = copy.deepcopy(genuine)
     del unmethodical["request"]["method"]
     for receipt, code in ((genuine, None), (added, "ruling_differs"), (unmethodical, None)):
-        assert checker().many([json.dumps(receipt).encode()])[0][0]["code"] == code
-        assert checker()(json.dumps(receipt).encode())[0]["code"] == code
+        for record in (checker().many([json.dumps(receipt).encode()])[0][0], checker()(json.dumps(receipt).encode())[0]):
+            assert record["code"] == code
+            assert ("refuses such a batch whole" in record["message"]) == (code is not None), record["message"]
         if code is None:
             assert receipts.check(receipt, MAKER.jwks, rescorer(builtin_catalogue())).rescored
         else:
