@@ -66,14 +66,14 @@ def _scorer(operation: str) -> Any:
 def score_partition(
     batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow``'s function: batches of (line, room JSON text) → batches of nested table rows."""
+    """``mapInArrow``'s function: batches of (line, room JSON text as bytes) → batches of nested table rows."""
     from service.bulk.jsonl import answer_line
 
     handler, catalogue = _scorer(operation)
     for batch in batches:
         rows = Rows(operation)
         for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
-            text = (room or "").encode()
+            text = room or b""
             status, body = answer_line(handler, text, catalogue, {}, language)
             rows.add(line, None if status == 200 else round_id_of(text), status, body, language)
         yield rows.nested()
@@ -91,7 +91,7 @@ def replay_partition(
     for batch in batches:
         rows = ReplayRows()
         for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
-            rows.replay(line, (room or "").encode(), catalogue, replaying, language)
+            rows.replay(line, room or b"", catalogue, replaying, language)
         yield rows.nested()
 
 
@@ -99,16 +99,18 @@ def score_rooms(
     rooms: DataFrame, operation: str = "score", language: Language = "en", candidate: Candidate | None = None
 ) -> DataFrame:
     """``rooms`` (columns ``line``: bigint, ``room``: the request's JSON text) → one nested row per room;
-    a replay's (``operation`` "replay") under ``candidate``."""
+    a replay's (``operation`` "replay") under ``candidate``. The text goes to Python as bytes, as the command
+    line reads a line: one not UTF-8 is that room's refusal, where Arrow's strings would end the job."""
+    from pyspark.sql import functions as fn
+
+    rooms = rooms.select("line", fn.col("room").cast("binary").alias("room"))
     if operation == "replay":
         assert candidate is not None
         reference, only = candidate.reference, candidate.only
-        return rooms.select("line", "room").mapInArrow(
+        return rooms.mapInArrow(
             lambda batches: replay_partition(batches, reference, only, language), nested_schema(operation)
         )
-    return rooms.select("line", "room").mapInArrow(
-        lambda batches: score_partition(batches, operation, language), nested_schema(operation)
-    )
+    return rooms.mapInArrow(lambda batches: score_partition(batches, operation, language), nested_schema(operation))
 
 
 def tables(scored: DataFrame, operation: str = "score") -> dict[str, DataFrame]:
