@@ -144,6 +144,9 @@ class Inputs:
         held = 0
         for item in self.receipts():
             if isinstance(item, Shared):
+                if chunk:  # the receipts before the span go first: the verdicts come in input order
+                    yield chunk
+                    chunk, held = [], 0
                 yield item
                 continue
             chunk.append(item)

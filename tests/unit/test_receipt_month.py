@@ -188,3 +188,24 @@ def test_a_share_of_the_file_holding_no_receipt_is_no_fault(
     records = [json.loads(line) for line in out.read_bytes().splitlines()]
     assert [(r["line"], r["verified"]) for r in records] == [(50_001, True), (50_002, True), (50_003, True)]
     assert exit_code == 0
+
+
+def test_a_folder_of_receipt_files_and_json_lines_comes_out_in_input_order_whatever_the_jobs(
+    month: tuple[Path, Path, dict[str, list[int]]], tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Before, with ``--jobs 2`` a receipt file's verdict waited for a chunk to fill while the JSON-lines
+    files after it went to the workers as spans: ``a.json`` came out after ``b.jsonl``."""
+    path, keys, _ = month
+    lines = path.read_bytes().splitlines(keepends=True)
+    (tmp_path / "a.json").write_bytes(lines[0])
+    (tmp_path / "b.jsonl").write_bytes(b"".join(lines[1:300]))
+    (tmp_path / "c.json").write_bytes(lines[300])
+    orders = []
+    for jobs in ("1", "2"):
+        assert main(
+            ["receipts", "verify", "--keys", str(keys), "--format", "jsonl", "--jobs", jobs, str(tmp_path)]
+        ) in (0, 1)
+        records = [json.loads(line) for line in capfdbinary.readouterr().out.splitlines()]
+        orders.append([(Path(r["file"]).name, r["line"]) for r in records])
+    expected = [("a.json", 1), *(("b.jsonl", n) for n in range(1, 300)), ("c.json", 1)]
+    assert orders == [expected, expected]
