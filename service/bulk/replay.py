@@ -66,10 +66,16 @@ def read_candidate(given: str, catalogue: Catalogue, only: str | None = None) ->
     """``given`` is a patch file (``{"base": …, "patch": …}``) if a file of that name exists or it reads
     as a path (a ``/``, or ``.json`` at its end; no ruleset id has either), else an id or pinned id.
     Raises OSError, BadDocument or RulesetError, each naming what is wrong."""
+    from service.rulesets.operator_folder import MAX_OPERATOR_FILE_BYTES
+    from service.support.regular_files import open_regular
+
     reference: str | dict[str, Any] = given
     if Path(given).is_file() or given.endswith(".json") or "/" in given:  # meant as a file: open it, or say why not
-        with open(given, "rb") as file:
-            reference = loads(file.read(1024 * 1024))
+        with open_regular(given) as file:  # a pipe is refused, never waited on
+            text = file.read(MAX_OPERATOR_FILE_BYTES + 1)
+        if len(text) > MAX_OPERATOR_FILE_BYTES:  # one patch, as an operator's file or a request holds
+            raise BadDocument(Text("ruleset.operator_too_large", most=MAX_OPERATOR_FILE_BYTES))
+        reference = loads(text)
     return Candidate(reference, catalogue.resolve(reference), only)
 
 

@@ -152,6 +152,12 @@ def test_a_candidate_that_cannot_be_used_is_a_usage_error_naming_it(
     assert status == 2 and "'club-saigon'" in capsys.readouterr().err
     status, _ = replay(tmp_path, [], "--ruleset", "rules/club-2.json")  # meant as a file
     assert status == 2 and "cannot open rules/club-2.json" in capsys.readouterr().err
+    os.mkfifo(tmp_path / "pipe.json")  # before, waited on for ever
+    status, _ = replay(tmp_path, [], "--ruleset", str(tmp_path / "pipe.json"))
+    assert status == 2 and "not a regular file" in capsys.readouterr().err
+    (tmp_path / "large.json").write_text(json.dumps({"base": "maubinh-2020", "patch": {"title": "x" * 2_000_000}}))
+    status, _ = replay(tmp_path, [], "--ruleset", str(tmp_path / "large.json"))  # before, cut and 'not JSON'
+    assert status == 2 and "more than 65,536 bytes" in capsys.readouterr().err
 
 
 def test_the_month_s_first_half_replayed_is_the_per_room_path_round_by_round(tmp_path: Path) -> None:
