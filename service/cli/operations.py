@@ -49,6 +49,9 @@ def _summed_up(name: str, done: jsonl.Summary, language: Language) -> int:
             seconds=seconds_said(done.seconds, language),
         )
         print(f"maubinh verify: {summary.render(language)}", file=sys.stderr)
+        if done.lines and done.refused == done.lines:  # not one claim checked: no clean month
+            say(name, "cli.verify_none_checked", language)
+            return EXIT_REJECTED
         return EXIT_REJECTED if disagree else 0
     seconds = seconds_said(done.seconds, language)
     counts = {"lines": done.lines, "done": done.lines - done.refused, "refused": done.refused}
@@ -154,6 +157,10 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         return EXIT_USAGE
     from service.bulk import table_runs
     from service.bulk.room_table import NotATable
+
+    if getattr(args, "report", None) or (name == "verify" and getattr(args, "format", "json") == "parquet"):
+        say(name, "cli.tables_read_jsonl", args.lang)  # the table's answers are JSON lines: never dropped unsaid
+        return EXIT_USAGE
 
     if name == "score":
         if not args.output:

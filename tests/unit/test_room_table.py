@@ -215,3 +215,19 @@ def test_a_file_that_is_not_a_table_of_rooms_is_said_so_and_a_null_is_a_refusal(
     answers = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [a["line"] for a in answers] == [1] and answers[0]["status"] == 422  # no cards: refused
     assert "6 rooms checked, 5 agree, 0 disagree, 1 refused" in capsys.readouterr().err
+
+
+def test_what_verify_rooms_cannot_write_is_a_usage_error_and_a_run_that_checked_nothing_is_no_clean_one(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """Before, ``verify --rooms`` dropped ``--report`` and ``--format parquet`` unsaid (exit 0, no report;
+    the answers in a file named for the tables' folder), and a run whose every line was refused exited 0,
+    as if every round agreed."""
+    path, _ = table_of(tmp_path, claims(6, seed=2))
+    for more in (["--report", str(tmp_path / "r.html")], ["--format", "parquet", "-o", str(tmp_path / "t")]):
+        assert main(["verify", "--rooms", str(path), *more]) == 2
+        assert "--format parquet and --report read --jsonl input" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "t").exists()
+    (tmp_path / "refused.jsonl").write_text('{"stake": "1000"}\n' * 3)
+    assert main(["verify", "--jsonl", str(tmp_path / "refused.jsonl"), "-o", str(tmp_path / "out.jsonl")]) == 1
+    assert "no room could be checked (every line was refused)" in capsys.readouterr().err
