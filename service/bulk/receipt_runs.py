@@ -174,13 +174,20 @@ class Inputs:
                         if _kept(line):
                             yield index, number, line
                 else:
-                    whole = source.read(WHOLE_FILE_BYTES + 1)
-                    digest.update(whole)
-                    length = max(len(whole), os.fstat(source.fileno()).st_size)  # a file's, read past or not
-                    while self.hashed and (more := source.read(1 << 20)):  # past the cap: hashed, never kept
-                        digest.update(more)
-                    yield index, 1, whole if length <= WHOLE_FILE_BYTES else Overlong(length, WHOLE_FILE_BYTES)
+                    yield index, 1, whole_receipt(source, digest.update if self.hashed else None)
             self.sha256.append(digest.hexdigest() if self.hashed else "")
+
+
+def whole_receipt(source: Any, seen: Callable[[bytes], object] | None = None) -> bytes:
+    """A receipt file's text, or an :class:`Overlong` past :data:`WHOLE_FILE_BYTES` (never read past it,
+    but given to ``seen``, a hash of the input, whole)."""
+    whole = source.read(WHOLE_FILE_BYTES + 1)
+    length = max(len(whole), os.fstat(source.fileno()).st_size)  # a file's, read past or not
+    if seen is not None:
+        seen(whole)
+        while more := source.read(1 << 20):  # past the cap: hashed, never kept
+            seen(more)
+    return whole if length <= WHOLE_FILE_BYTES else Overlong(length, WHOLE_FILE_BYTES)
 
 
 _checker: Checker | None = None
@@ -191,19 +198,25 @@ def _start(make: Callable[[], Checker]) -> None:
     _checker = make()
 
 
-def _check_chunk(given: list[Numbered] | Shared) -> tuple[bytes, list[tuple[str, str]], int]:
-    """A chunk's records as spool lines ``[file, line, record, rooms]``, and its rooms for the index."""
-    assert _checker is not None
-    chunk = given if isinstance(given, list) else _read_span(given)
-    out: list[bytes] = []
-    named: list[tuple[str, str]] = []
-    read = iter(_checker.many([text.rstrip(b"\r\n") for _, _, text in chunk if not isinstance(text, Overlong)]))
+def checked(checker: Checker, chunk: list[Numbered]) -> Iterator[tuple[int, int, Record, Rooms]]:
+    """Each receipt of ``chunk`` as ``(file, line, record, rooms)``, their rulings checked together."""
+    read = iter(checker.many([text.rstrip(b"\r\n") for _, _, text in chunk if not isinstance(text, Overlong)]))
     for index, number, text in chunk:
         if isinstance(text, Overlong):
             setting = None if text.limit == WHOLE_FILE_BYTES else MAX_LINE_ENV  # a whole file's cap is fixed
-            record, rooms = _checker.too_long(text.length, text.limit, setting)
+            record, rooms = checker.too_long(text.length, text.limit, setting)
         else:
             record, rooms = next(read)
+        yield index, number, record, rooms
+
+
+def _check_chunk(given: list[Numbered] | Shared) -> tuple[bytes, list[tuple[str, str]], int]:
+    """A chunk's records as spool lines ``[file, line, record, rooms]``, and its rooms for the index."""
+    assert _checker is not None
+    chunk = given if isinstance(given, list) else read_span(given)
+    out: list[bytes] = []
+    named: list[tuple[str, str]] = []
+    for index, number, record, rooms in checked(_checker, chunk):
         out.append(orjson.dumps([index, number, record, rooms]) + b"\n")
         named += rooms
     return b"".join(out), named, len(chunk)  # a share of blank lines alone: nothing, not an empty line
@@ -215,7 +228,8 @@ def _kept(line: bytes) -> bool:
     return isinstance(line, Overlong) or (len(line) > 0 and not line.isspace())
 
 
-def _read_span(shared: Shared) -> list[Numbered]:
+def read_span(shared: Shared) -> list[Numbered]:
+    """A span's receipts, numbered, its blank lines left out."""
     numbered = enumerate(span_lines(shared.span), start=shared.span.first)
     return [(shared.file, n, line) for n, line in numbered if _kept(line)]
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.bulk.lines import capped
+from service.support.regular_files import open_regular
 
 BLOCK = 1 << 20
 """The parent's reads: a span ends at the last newline of the block that brings it to its size."""
@@ -45,6 +46,8 @@ class Span:
     offset: int
     length: int
     lines: int
+    shared: bool = False
+    """Whether ``identity`` is :func:`shared_identity`'s (a file read by other hosts: Spark's executors)."""
 
 
 def regular_path(stream: Any) -> str | None:
@@ -61,6 +64,49 @@ def regular_path(stream: Any) -> str | None:
 
 def _identity(status: os.stat_result) -> tuple[int, ...]:
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
+def shared_identity(status: os.stat_result) -> tuple[int, ...]:
+    """A file as every host reading it from a shared mount sees it: its size and time of change (its
+    device and inode numbers are one host's)."""
+    return status.st_size, status.st_mtime_ns
+
+
+def block_lines(path: str, start: int, end: int) -> tuple[int, int | None, bool]:
+    """Bytes ``start`` to ``end`` of ``path``: how many newlines they hold, where the line after the first
+    of them begins (the file's first line in its first block; None where none begins among them: a long
+    line runs through), and whether they end a line. With every block's, the spans of a file that no one
+    reader scans whole (:func:`block_spans`: Spark's executors each scan a block)."""
+    with open_regular(path) as source:
+        descriptor = source.fileno()
+        first = 0 if start == 0 else None  # else the line after the block's first newline
+        count, at, ended = 0, start, True
+        while at < end and (block := os.pread(descriptor, min(BLOCK, end - at), at)):
+            if first is None and (newline := block.find(b"\n")) >= 0:
+                first = at + newline + 1
+            count += block.count(b"\n")
+            at, ended = at + len(block), block.endswith(b"\n")
+    return count, first if first is not None and first < end else None, ended
+
+
+def block_spans(
+    path: str, identity: tuple[int, ...], blocks: list[tuple[int, tuple[int, int | None, bool]]]
+) -> list[Span]:
+    """``path``'s spans (``identity``: :func:`shared_identity`'s) from each block's start and
+    :func:`block_lines`, in order: a span runs from where its block's line begins to where the next
+    block's does, its first line numbered by the newlines before it."""
+    starts: list[tuple[int, int]] = []  # where a span begins, and the newlines before it
+    before = 0
+    for start, (newlines, first, _) in blocks:
+        if first is not None:
+            starts.append((first, before + (first > start)))
+        before += newlines
+    unended = bool(blocks) and not blocks[-1][1][2]  # a last line without its newline is a line too
+    ends = [*starts[1:], (identity[0], before + unended)]
+    return [
+        Span(path, identity, counted + 1, offset, end - offset, lines - counted, shared=True)
+        for (offset, counted), (end, lines) in zip(starts, ends, strict=True)
+    ]
 
 
 def spans(
@@ -115,7 +161,7 @@ def span_lines(span: Span) -> list[bytes]:
     file was replaced since the parent read it."""
     descriptor = os.open(span.path, os.O_RDONLY)
     try:
-        if _identity(os.fstat(descriptor)) != span.identity:
+        if (shared_identity if span.shared else _identity)(os.fstat(descriptor)) != span.identity:
             raise SpanMoved(errno.ESTALE, "the file was changed or replaced while it was being read", span.path)
         return list(capped(_Reader(descriptor, span.offset, span.length)))
     finally:

@@ -242,6 +242,12 @@ def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
     if absent:
         print(f"maubinh-spark: {absent}", file=sys.stderr)
         return 2
+    if job.operation == "receipts":
+        assert receipts is not None
+        try:
+            jwks, files = receipts_inputs(job, receipts)
+        except SystemExit as stopped:
+            return int(stopped.code or 0)
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
@@ -250,15 +256,52 @@ def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
     try:
         if job.operation == "receipts":
             from service.bulk.spark_receipts import verify_receipts
-            from service.support.strict_json import loads
 
-            assert job.keys is not None and receipts is not None
-            with open(job.keys, "rb") as file:
-                jwks = loads(file.read(1024 * 1024))
-            counts = verify_receipts(spark, job.input, job.output, jwks, receipts, job.language)
+            counts = verify_receipts(spark, files, job.output, jwks, receipts, job.language)
         else:
             counts = audit(spark, job.input, job.output, job.operation, job.language, job.candidate, job.room_column)
     finally:
         spark.stop()
     print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)
+    if job.operation == "receipts":
+        return 2 if counts["receipts"] == 0 else 1 if counts["receipts"] != counts.get("verified", 0) else 0
     return 0
+
+
+def receipts_inputs(job: Job, receipts: Any) -> tuple[Any, list[str]]:
+    """The job's key set, read and taken by the check (``receipts`` makes it), and the files of its
+    folder, as ``receipts verify`` finds them: what that command refuses as a usage error (a key set
+    that cannot be read or is none, a path that is no file or folder, a folder without receipts) exits
+    2 here too, saying why, before Spark starts. What the folder holds and the run will not read is said."""
+    from service.bulk.receipt_runs import NoReceipts, inputs, not_read
+    from service.rulesets.catalogue import RULESETS_DIR_ENV
+    from service.rulesets.operator_folder import catalogue_for
+    from service.support.key_sets import read_key_set
+    from service.support.strict_json import BadDocument
+    from service.texts import Text, os_error
+
+    def stop(key: str, **fields: Any) -> SystemExit:
+        print(f"maubinh-spark: {Text(key, **fields).render(job.language)}", file=sys.stderr)
+        return SystemExit(2)
+
+    assert job.keys is not None
+    try:
+        jwks = read_key_set(job.keys)
+        receipts(jwks, catalogue_for(os.environ.get(RULESETS_DIR_ENV) or None), job.language)
+        files = inputs([job.input])
+    except OSError as error:
+        named = getattr(error, "filename", None) or job.keys
+        raise stop("cli.cannot_open", file=named, error=os_error(error)) from None
+    except BadDocument as error:
+        raise stop("receipts.unreadable", error=error.args[0]) from None
+    except NoReceipts as error:
+        raise stop("receipts.no_receipts_in", path=error.args[0]) from None
+    except Exception as error:  # the check's own refusal of a key set that is no JWK Set (a Text says why)
+        if not hasattr(error.args[0] if error.args else None, "render"):
+            raise
+        print(f"maubinh-spark: {error.args[0].render(job.language)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    for path, link in not_read([job.input]):
+        unread = Text("receipts.not_read_link" if link else "receipts.not_read_special", path=path)
+        print(f"maubinh-spark: {unread.render(job.language)}", file=sys.stderr)
+    return jwks, files

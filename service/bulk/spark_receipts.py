@@ -1,32 +1,47 @@
-"""Receipts on Spark: a folder of JSON-lines receipts checked on the executors, each as ``maubinh
-receipts verify`` checks it, into one Parquet table (``OUT/receipts/``) of the same verdicts.
+"""Receipts on Spark: a folder of receipts checked on the executors, each as ``maubinh receipts verify``
+checks it, into one Parquet table (``OUT/receipts/``) of the same verdicts.
 
 The check of one receipt is the trust side's, handed in by the job's entry point
-(``deploy/spark/audit.py``): this module knows files, lines and partitions, not receipts. Each line is
-numbered within its file (its file's splits are scanned in order), checked in ``mapInArrow``, and the
-rounds ruled on two different rooms are found in the JVM (a group by round id over the rooms of the
-receipts that checked); their few receipts are flagged ``round_scored_twice`` on the driver, named as
-the command line names them.
+(``deploy/spark/audit.py``): this module knows files, lines and partitions, not receipts. The job reads
+what the command line reads, as it reads it: the files :func:`receipt_runs.inputs` finds (no partition
+folders, no hidden or other files, no link followed), each line through the same capped reader (a line
+past the cap is refused by its number unread, a line not UTF-8 is one receipt that cannot be read), so a
+backend cannot lay out a folder that one of the two sees otherwise. A JSON-lines file is cut in blocks
+that the executors scan for their newlines first, so that each block's lines are numbered within their
+file without the driver reading the month. The rounds ruled on two different rooms are found in the JVM
+(a group by round id over the rooms of the receipts that checked); their few receipts are flagged
+``round_scored_twice`` on the driver, named as the command line names them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from service.bulk.lines import MAX_LINE_ENV, max_line_bytes
-from service.bulk.receipt_runs import ROUND_SCORED_TWICE, others_named
+from service.bulk.receipt_runs import (
+    CHUNK,
+    CHUNK_BYTES,
+    ROUND_SCORED_TWICE,
+    Shared,
+    checked,
+    holds_lines,
+    others_named,
+    read_span,
+    shown_path,
+    whole_receipt,
+)
+from service.bulk.spans import Span, block_lines, block_spans, shared_identity
+from service.support.regular_files import open_regular
 from service.support.rerolls import Others
 from service.texts import Language, Text
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 SCHEMA = (
-    "file string, line bigint, round_id string, verified boolean, code string, message string, "
+    "file_index int, line bigint, round_id string, verified boolean, code string, message string, "
     "rooms array<struct<round_id:string,digest:string>>"
 )
 COLUMNS = ("file", "line", "round_id", "verified", "code", "message")
@@ -35,6 +50,9 @@ COLUMNS = ("file", "line", "round_id", "verified", "code", "message")
 Make = Callable[[Any, Any, Language], Any]
 """What makes the check of one receipt: (key set, catalogue, language) → a checker
 (``service.trust.receipt_lines.ReceiptLines``)."""
+
+Work = tuple[int, str, Span | None]
+"""A task's share: a file's index and path, and a span of its lines (None: a whole-file receipt)."""
 
 _checkers: dict[int, Any] = {}
 
@@ -54,93 +72,106 @@ def _round_text(round_id: Any) -> str | None:
     return round_id if round_id is None or isinstance(round_id, str) else json.dumps(round_id, ensure_ascii=False)
 
 
-def check_partition(
-    batches: Iterator[pa.RecordBatch], make: Make, jwks: Any, language: Language
-) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow``'s function: batches of (file, line, text) → batches of verdicts and rooms."""
-    import pyarrow as pa
-
+def check_work(works: Iterable[Work], make: Make, jwks: Any, language: Language) -> Iterator[tuple[Any, ...]]:
+    """A partition's shares → a row of :data:`SCHEMA` a receipt, checked :data:`CHUNK` receipts at a time."""
     checker = _checker(make, jwks, language)
-    limit = max_line_bytes()
-    for batch in batches:
-        columns: dict[str, list[Any]] = {name: [] for name in (*COLUMNS, "rooms")}
-        for file, line, text in zip(*(batch.column(n).to_pylist() for n in ("file", "line", "text")), strict=True):
-            raw = (text or "").encode("utf-8", "surrogatepass")
-            record, rooms = (
-                checker.too_long(len(raw), limit, MAX_LINE_ENV) if len(raw) > limit else checker(raw.rstrip(b"\r"))
-            )
-            for name, value in (("file", file), ("line", line), ("round_id", _round_text(record["round_id"]))):
-                columns[name].append(value)
-            for name in ("verified", "code", "message"):
-                columns[name].append(record[name])
-            columns["rooms"].append([{"round_id": r, "digest": d} for r, d in rooms])
-        yield pa.RecordBatch.from_pydict(columns)
+    for index, path, span in works:
+        if span is None:
+            with open_regular(path) as source:
+                numbered = [(index, 1, whole_receipt(source))]
+        else:
+            numbered = read_span(Shared(index, span))
+        for at in range(0, len(numbered), CHUNK):
+            for file, line, record, rooms in checked(checker, numbered[at : at + CHUNK]):
+                yield (
+                    file, line, _round_text(record["round_id"]), record["verified"], record["code"],
+                    record["message"], [{"round_id": r, "digest": d} for r, d in rooms],
+                )  # fmt: skip
 
 
-def numbered(spark: SparkSession, path: str) -> DataFrame:
-    """The non-blank lines of every file at ``path`` as (file, line, text), ``line`` from 1 within its
-    file: each (file, partition)'s rows counted, a file's partitions in order (Spark packs a file's
-    equal splits in offset order), a row's line the rows before it in its file plus its place."""
-    from pyspark.sql import functions as fn
-
-    texts = spark.read.text(path).select(
-        fn.regexp_replace(fn.input_file_name(), "^file:(//)?", "").alias("file"),
-        fn.spark_partition_id().alias("partition"),
-        fn.monotonically_increasing_id().alias("id"),
-        fn.col("value").alias("text"),
+def shares(spark: SparkSession, files: list[str], block: int = CHUNK_BYTES) -> list[Work]:
+    """What the tasks check: each JSON-lines file in spans of about ``block`` bytes, found from its
+    blocks' newlines (counted on the executors), and each other file whole."""
+    blocks: list[tuple[int, int, int]] = []
+    identities: dict[int, tuple[int, ...]] = {}
+    for index, path in enumerate(files):
+        if holds_lines(path):
+            identities[index] = shared_identity(os.stat(path))
+            size = identities[index][0]
+            blocks += [(index, start, min(size, start + block)) for start in range(0, size, block)]
+    counted = (
+        spark.sparkContext.parallelize(blocks, max(1, len(blocks)))
+        .map(lambda piece: (piece, block_lines(files[piece[0]], piece[1], piece[2])))
+        .collect()
+        if blocks
+        else []
     )
-    counts = sorted(texts.groupBy("file", "partition").count().collect())
-    starts, before, last = [], 0, None
-    for file, partition, count in counts:
-        before = 0 if file != last else before
-        starts.append((file, partition, before))
-        before, last = before + count, file
-    offsets = spark.createDataFrame(starts or [("", 0, 0)], "file string, partition int, start bigint")
-    line = fn.col("start") + fn.col("id") - fn.shiftleft(fn.col("partition").cast("bigint"), 33) + 1
-    joined = texts.join(fn.broadcast(offsets), ["file", "partition"])
-    return joined.select("file", line.alias("line"), "text").where(fn.trim(fn.col("text")) != "")
+    by_file: dict[int, list[tuple[int, tuple[int, int | None, bool]]]] = {}
+    for (index, start, _), found in sorted(counted):
+        by_file.setdefault(index, []).append((start, found))
+    works: list[Work] = []
+    for index, path in enumerate(files):
+        if index not in identities:
+            works.append((index, path, None))
+        else:
+            works += [(index, path, span) for span in block_spans(path, identities[index], by_file.get(index, []))]
+    return works
 
 
-def _flagged(spark: SparkSession, checked: DataFrame, language: Language) -> DataFrame:
-    """The receipts of each round ruled on two rooms, flagged and naming the others, as (file, line,
-    code, message): found in the JVM, worded on the driver (they are few)."""
+def _flagged(spark: SparkSession, checked: DataFrame, names: list[str], language: Language) -> DataFrame:
+    """The receipts of each round ruled on two rooms, flagged and naming the others, as (file_index, line,
+    code, message): found in the JVM, worded on the driver (they are few). A receipt whose rooms name
+    two such rounds is worded by the first of them in its rooms, as the command line words it."""
     from pyspark.sql import functions as fn
 
-    rooms = checked.select("file", "line", fn.explode("rooms").alias("room")).select(
-        "file", "line", "room.round_id", "room.digest"
+    rooms = checked.select("file_index", "line", fn.posexplode("rooms").alias("position", "room")).select(
+        "file_index", "line", "position", "room.round_id", "room.digest"
     )
     twice = rooms.groupBy("round_id").agg(
-        fn.countDistinct("digest").alias("rooms"), fn.collect_list(fn.struct("file", "line", "digest")).alias("where")
+        fn.countDistinct("digest").alias("rooms"),
+        fn.collect_list(fn.struct("file_index", "line", "position", "digest")).alias("where"),
     )
-    rows: dict[tuple[str, int], str] = {}
-    for round_id, _, where in twice.where("rooms > 1").orderBy("round_id").collect():
-        held = sorted({(w["file"], w["line"], w["digest"]) for w in where})
+    said: dict[tuple[int, int], tuple[int, str]] = {}
+    for round_id, _, where in twice.where("rooms > 1").collect():
+        held = sorted({(w["file_index"], w["line"], w["digest"]) for w in where})
         others = Others.of([(digest, (f, n)) for f, n, digest in held])
-        for f, n, digest in held:
-            if (f, n) in rows:
+        for w in where:
+            place, position = (w["file_index"], w["line"]), w["position"]
+            if place in said and said[place][0] <= position:
                 continue
-            named = others_named(others, digest, lambda w: f"{w[0]}:{w[1]}", language)
-            rows[f, n] = Text("receipts.round_scored_twice", round_id=round_id, others=named).render(language)
-    found = [(f, n, ROUND_SCORED_TWICE, said) for (f, n), said in sorted(rows.items())]
-    return spark.createDataFrame(found, "file string, line bigint, twice string, twice_message string")
+            named = others_named(others, w["digest"], lambda at: f"{names[at[0]]}:{at[1]}", language)
+            words = Text("receipts.round_scored_twice", round_id=round_id, others=named)
+            said[place] = position, words.render(language)
+    found = [(f, n, ROUND_SCORED_TWICE, message) for (f, n), (_, message) in sorted(said.items())]
+    return spark.createDataFrame(found, "file_index int, line bigint, twice string, twice_message string")
 
 
 def verify_receipts(
-    spark: SparkSession, path: str, out: str, jwks: Any, make: Make, language: Language = "en"
+    spark: SparkSession,
+    files: list[str],
+    out: str,
+    jwks: Any,
+    make: Make,
+    language: Language = "en",
+    block: int = CHUNK_BYTES,
 ) -> dict[str, int]:
-    """Check every receipt of the JSON-lines files at ``path`` into ``out/receipts/`` (Parquet):
-    the counts of receipts and of each code."""
+    """Check every receipt of ``files`` (:func:`receipt_runs.inputs`' of the job's folder) into
+    ``out/receipts/`` (Parquet): the counts of receipts and of each code."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as fn
 
-    lines = numbered(spark, path)
-    lines = lines.repartition(max(spark.sparkContext.defaultParallelism, 1))
-    checked = lines.mapInArrow(lambda batches: check_partition(batches, make, jwks, language), SCHEMA)
-    checked = checked.persist(StorageLevel.MEMORY_AND_DISK)
+    names = [shown_path(path) for path in files]
+    works = shares(spark, files, block)
+    tasks = spark.sparkContext.parallelize(works, max(1, len(works)))
+    rows = tasks.mapPartitions(lambda shared: check_work(shared, make, jwks, language))
+    checked = spark.createDataFrame(rows, SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        flagged = _flagged(spark, checked, language)
+        flagged = _flagged(spark, checked, names, language)
+        named = spark.createDataFrame(list(enumerate(names)), "file_index int, file string")
         table = (
-            checked.join(fn.broadcast(flagged), ["file", "line"], "left")
+            checked.join(fn.broadcast(flagged), ["file_index", "line"], "left")
+            .join(fn.broadcast(named), "file_index")
+            .orderBy("file_index", "line")
             .select(
                 "file",
                 "line",
@@ -149,7 +180,6 @@ def verify_receipts(
                 fn.coalesce("twice", "code").alias("code"),
                 fn.coalesce("twice_message", "message").alias("message"),
             )
-            .orderBy("file", "line")
         )
         table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/receipts")
         counts = {row["code"] or "verified": int(row["count"]) for row in table.groupBy("code").count().collect()}

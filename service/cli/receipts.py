@@ -21,7 +21,6 @@ from service.cli.shared import (
 from service.rulesets.catalogue import Catalogue, builtin_catalogue
 from service.rulesets.operator_folder import OperatorFileError
 from service.support.cores import available_cores
-from service.support.regular_files import open_regular
 from service.texts import Language, Text, os_error
 
 
@@ -33,15 +32,13 @@ def catalogue_for_receipts() -> Catalogue:
         return builtin_catalogue()
 
 
-KEY_SET_BYTES = 1024 * 1024
-"""The most a key set is read: one past it is refused as too large, never read cut short."""
 KEY_SET_SECONDS = 60.0
 """The longest a key set fetched from a URL may take to come, whole."""
 
 
 def _read_keys(where: str) -> Any:
     """A JWK Set from a file, or from the service's URL (its /.well-known/jwks.json)."""
-    from service.support.strict_json import BadDocument, loads
+    from service.support.key_sets import KEY_SET_BYTES, key_set, read_key_set
 
     if where.startswith(("http://", "https://")):
         import urllib.request
@@ -61,12 +58,8 @@ def _read_keys(where: str) -> Any:
             raise OSError(errno.ETIMEDOUT, str(error), where) from None
         except (HTTPException, ValueError) as error:  # a server that breaks HTTP, a URL that is none
             raise OSError(errno.EPROTO, f"{type(error).__name__}: {error}"[:200], where) from None
-    else:
-        with open_regular(where) as file:
-            read = file.read(KEY_SET_BYTES + 1)
-    if len(read) > KEY_SET_BYTES:
-        raise BadDocument(Text("receipts.keys_too_large", most=KEY_SET_BYTES))
-    return loads(read)
+        return key_set(read)
+    return read_key_set(where)
 
 
 def verifier_of(given: str, option: str = "--vkey") -> Any:

@@ -531,7 +531,10 @@ def test_a_batch_sent_with_a_member_more_does_not_verify_and_one_without_its_met
     unmethodical = copy.deepcopy(genuine)
     del unmethodical["request"]["method"]
     for receipt, code in ((genuine, None), (added, "ruling_differs"), (unmethodical, None)):
-        for record in (checker().many([json.dumps(receipt).encode()])[0][0], checker()(json.dumps(receipt).encode())[0]):
+        for record in (
+            checker().many([json.dumps(receipt).encode()])[0][0],
+            checker()(json.dumps(receipt).encode())[0],
+        ):
             assert record["code"] == code
             assert ("refuses such a batch whole" in record["message"]) == (code is not None), record["message"]
         if code is None:

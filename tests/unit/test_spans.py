@@ -124,3 +124,50 @@ def test_spans_shrink_toward_the_end_so_that_workers_end_together(tmp_path: Path
     assert first >= 100_000 / (math.ceil(100_000 / 8_192 / share) * share) - 1, "as few full spans as fit"
     assert found.count(first) + found.count(first - 1) + found.count(first + 1) >= 100_000 / first / 2
     assert all(lines <= first // spans.TAPER + 1 for lines in found[-share:]), "the last a quarter of the rest"
+
+
+def _read_by_blocks(path: Path, block: int) -> tuple[list[bytes], list[spans.Span]]:
+    """The file as the Spark job reads it: blocks scanned for their newlines on their own, then spans."""
+    size = path.stat().st_size
+    counted = [
+        (start, spans.block_lines(str(path), start, min(size, start + block))) for start in range(0, size, block)
+    ]
+    found = spans.block_spans(str(path), spans.shared_identity(path.stat()), counted)
+    read: list[bytes] = []
+    for span in found:
+        assert span.first == len(read) + 1, "each span's first line numbered by the newlines before it"
+        got = spans.span_lines(span)
+        assert len(got) == span.lines
+        read += got
+    return read, found
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 100, 4_096, 1 << 20])
+@pytest.mark.parametrize("ending", [b"\n", b"", b"\n\n"])
+def test_blocks_scanned_apart_read_as_the_whole_file_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int, ending: bytes
+) -> None:
+    """Spark's executors each count a block's newlines, and the driver makes spans of them (the job's
+    folder is not read on the driver): a span begins after a block's first newline, a block inside a
+    long line holds none, and every line is numbered as one read from end to end numbers it."""
+    monkeypatch.setenv("MAUBINH_MAX_LINE_BYTES", "3000")
+    rng = random.Random(block)
+    body = [
+        b"x" * rng.choice([0, 1, 5, 40, 300, 2_000, 9_000]) + rng.choice([b"\n", b"\r\n", b"\n\n"]) for _ in range(300)
+    ]
+    text = b"".join(body).rstrip(b"\r\n") + (ending or b"tail")
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(text)
+    read, found = _read_by_blocks(path, block)
+    assert _shape(read) == _shape(list(capped(io.BytesIO(text), 3000)))
+    assert sum(span.length for span in found) == len(text) and found[0].offset == 0
+    assert all(a.offset + a.length == b.offset for a, b in itertools.pairwise(found)), "spans end to end"
+
+
+def test_a_file_changed_after_its_blocks_were_scanned_is_not_read_as_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"a\nb\n")
+    (span,) = _read_by_blocks(path, 1 << 20)[1]
+    path.write_bytes(b"a\nbc\n")
+    with pytest.raises(spans.SpanMoved):
+        spans.span_lines(span)
