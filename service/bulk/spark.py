@@ -119,27 +119,36 @@ def tables(scored: DataFrame, operation: str = "score") -> dict[str, DataFrame]:
 
 
 def numbered(texts: DataFrame) -> DataFrame:
-    """``line`` for each row of ``texts`` (column ``room``) as the CLI counts an input file's lines,
-    from 1, computed in the JVM: each partition's rows are counted, and a row's line is the rows of
-    the partitions before it plus its place in its own (``monotonically_increasing_id`` holds the
-    partition in its upper bits). Rows of a text or Parquet scan keep the file's order."""
+    """``line`` for each row of ``texts`` (column ``room``, from a scan of files) as the command line counts
+    the lines of its files one after the other in the order of their names (``cat`` of a folder), from 1,
+    computed in the JVM: the rows of each split of each file are counted, a file's splits ordered by where
+    they start, and a row's line is the rows of the files and splits before it plus its place in its own
+    (``monotonically_increasing_id`` counts a partition's rows in order, whatever files Spark packed into
+    it). The splits are found from the scan's own rows, not from the order of Spark's partitions, which
+    take the largest split first."""
     from pyspark.sql import functions as fn
 
-    ids = texts.select(fn.spark_partition_id().alias("partition"), fn.monotonically_increasing_id().alias("id"), "room")
-    counts = sorted(ids.groupBy("partition").count().collect())
+    ids = texts.select(
+        fn.input_file_name().alias("file"),
+        fn.input_file_block_start().alias("split"),
+        fn.monotonically_increasing_id().alias("id"),
+        "room",
+    )
+    counts = ids.groupBy("file", "split").agg(fn.count("*").alias("rows"), fn.min("id").alias("first"))
     starts, total = [], 0
-    for partition, count in counts:
-        starts.append((partition, total))
-        total += count
+    for file, split, rows, first in sorted(counts.collect()):
+        starts.append((file, split, total - first))
+        total += rows
     spark = texts.sparkSession
-    offsets = spark.createDataFrame(starts or [(0, 0)], "partition int, start bigint")
-    line = fn.col("start") + fn.col("id") - fn.shiftleft(fn.col("partition").cast("bigint"), 33) + 1
-    return ids.join(fn.broadcast(offsets), "partition").select(line.alias("line"), "room")
+    offsets = spark.createDataFrame(starts or [("", 0, 0)], "file string, split bigint, start bigint")
+    line = fn.col("start") + fn.col("id") + 1
+    return ids.join(fn.broadcast(offsets), ["file", "split"]).select(line.alias("line"), "room")
 
 
 def read_rooms(spark: SparkSession, path: str, room_column: str = "room") -> DataFrame:
-    """Rooms from JSON lines (``line`` = the line's number from 1, as the CLI counts) or from Parquet
-    with a JSON text column (its own ``line`` column, or one numbered the same way)."""
+    """Rooms from JSON lines (``line`` = the line's number from 1, as the CLI counts: lines end at a
+    newline only, a carriage return before it is the line's) or from Parquet with a JSON text column (its
+    own ``line`` column, or one numbered the same way)."""
     is_parquet = path.endswith(".parquet") or (
         os.path.isdir(path) and any(f.endswith(".parquet") for f in os.listdir(path))
     )
@@ -148,7 +157,8 @@ def read_rooms(spark: SparkSession, path: str, room_column: str = "room") -> Dat
         if "line" in frame.columns:
             return frame.selectExpr("cast(line as bigint) as line", f"`{room_column}` as room")
         return numbered(frame.select(frame[room_column].alias("room")))
-    return numbered(spark.read.text(path).withColumnRenamed("value", "room"))
+    lines = spark.read.options(lineSep="\n", recursiveFileLookup="true")  # a k=v folder is no partition
+    return numbered(lines.text(path).withColumnRenamed("value", "room"))
 
 
 def audit(

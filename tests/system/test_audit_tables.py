@@ -243,6 +243,11 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         first = claims.read_bytes().splitlines()[:10]  # as bytes: a binary column ended the job
         pq.write_table(pa.table({"body": first}), tmp_path / "named.parquet")
         named = audit(spark, str(tmp_path / "named.parquet"), str(tmp_path / "named"), room_column="body")
+        folder = tmp_path / "folder"  # before, a k=v folder was read as a partition, the rest dropped, and
+        (folder / "region=north").mkdir(parents=True)  # the lines were numbered in Spark's order of splits
+        (folder / "a.jsonl").write_bytes(b"".join(claims.read_bytes().splitlines(keepends=True)[:40]))
+        (folder / "region=north" / "b.jsonl").write_bytes(b"".join(claims.read_bytes().splitlines(keepends=True)[40:]))
+        audit(spark, str(folder), str(tmp_path / "spark-folder"), "verify")
     finally:
         spark.stop()
     replayed = subprocess.run([MAUBINH, "replay", "--jsonl", str(claims), "--ruleset", "maubinh-bao", "--format",
@@ -262,6 +267,10 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         assert counts[table] == cli.num_rows
         assert _sorted(ours, table).equals(_sorted(cli, table)), table
     assert counts["problems"] >= 12 and counts["differences"] > 0
+    for table in VERIFY_TABLES:  # a folder's files one after the other, in the order of their names
+        cli = pq.read_table(tmp_path / "cli" / f"{table}.parquet")
+        ours = pq.read_table(tmp_path / "spark-folder" / table).select(cli.column_names).cast(cli.schema)
+        assert _sorted(ours, table).equals(_sorted(cli, table)), table
     assert named["rooms"] == 10  # --room-column: Parquet rooms read from the column it names
 
 
