@@ -89,6 +89,15 @@ def check_work(works: Iterable[Work], make: Make, jwks: Any, language: Language)
                 )  # fmt: skip
 
 
+TASKS_PER_CORE = 16
+"""A task a share (a span, a file) up to so many a core, then several shares a task: a folder of 100,000
+small files is not 100,000 tasks, each with Spark's own cost, and a slow share still holds up few others."""
+
+
+def _slices(spark: SparkSession, shares: int) -> int:
+    return max(1, min(shares, TASKS_PER_CORE * spark.sparkContext.defaultParallelism))
+
+
 def shares(spark: SparkSession, files: list[str], block: int = CHUNK_BYTES) -> list[Work]:
     """What the tasks check: each JSON-lines file in spans of about ``block`` bytes, found from its
     blocks' newlines (counted on the executors), and each other file whole."""
@@ -100,7 +109,7 @@ def shares(spark: SparkSession, files: list[str], block: int = CHUNK_BYTES) -> l
             size = identities[index][0]
             blocks += [(index, start, min(size, start + block)) for start in range(0, size, block)]
     counted = (
-        spark.sparkContext.parallelize(blocks, max(1, len(blocks)))
+        spark.sparkContext.parallelize(blocks, _slices(spark, len(blocks)))
         .map(lambda piece: (piece, block_lines(files[piece[0]], piece[1], piece[2])))
         .collect()
         if blocks
@@ -162,7 +171,7 @@ def verify_receipts(
 
     names = [shown_path(path) for path in files]
     works = shares(spark, files, block)
-    tasks = spark.sparkContext.parallelize(works, max(1, len(works)))
+    tasks = spark.sparkContext.parallelize(works, _slices(spark, len(works)))
     rows = tasks.mapPartitions(lambda shared: check_work(shared, make, jwks, language))
     checked = spark.createDataFrame(rows, SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     try:
