@@ -151,7 +151,7 @@ def _answer_chunk(numbered: tuple[int, list[bytes]] | Span) -> Chunk:
     csv, language = _worker.format == "csv", _worker.language
     operation = OPERATIONS[_worker.name]
     traces_answers = _worker.name == "verify"  # what verify writes are disagreements
-    first, lines = (numbered.first, span_lines(numbered)) if isinstance(numbered, Span) else numbered
+    first, lines = (numbered.first, list(span_lines(numbered))) if isinstance(numbered, Span) else numbered
     out, aside = [], []
     rows = Rows(_worker.name) if _worker.tables else None
     requests = []

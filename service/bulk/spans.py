@@ -101,6 +101,8 @@ def block_spans(
         if first is not None:
             starts.append((first, before + (first > start)))
         before += newlines
+    if not starts:  # an empty file: no block, no line
+        return []
     unended = bool(blocks) and not blocks[-1][1][2]  # a last line without its newline is a line too
     ends = [*starts[1:], (identity[0], before + unended)]
     return [
@@ -156,13 +158,13 @@ class _Reader:
         return block
 
 
-def span_lines(span: Span) -> list[bytes]:
-    """A span's lines as :func:`service.bulk.lines.capped` reads them; :class:`SpanMoved` if its
-    file was replaced since the parent read it."""
+def span_lines(span: Span) -> Iterator[bytes]:
+    """A span's lines as :func:`service.bulk.lines.capped` reads them, one at a time (a span of blank lines
+    is millions of them); :class:`SpanMoved` if its file was replaced since the parent read it."""
     descriptor = os.open(span.path, os.O_RDONLY)
     try:
         if (shared_identity if span.shared else _identity)(os.fstat(descriptor)) != span.identity:
             raise SpanMoved(errno.ESTALE, "the file was changed or replaced while it was being read", span.path)
-        return list(capped(_Reader(descriptor, span.offset, span.length)))
+        yield from capped(_Reader(descriptor, span.offset, span.length))
     finally:
         os.close(descriptor)

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from service.bulk.lines import Overlong, max_line_bytes
 from service.bulk.tables import COLUMNS, Rows, round_id_of, tables_for
 from service.support.extras import SPARK, missing
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language
@@ -63,17 +64,43 @@ def _scorer(operation: str) -> Any:
     return _answering[operation]
 
 
+def _texts(batch: pa.RecordBatch) -> Iterator[tuple[int, bytes]]:
+    """A batch of :func:`capped` rooms as the command line reads its lines: each line's number and its
+    bytes, or an :class:`Overlong` for a room past the cap (refused by its number, as the CLI refuses it)."""
+    columns = (batch.column(name).to_pylist() for name in ("line", "room", "length", "limit"))
+    for line, room, length, limit in zip(*columns, strict=True):
+        yield line, room if room is not None else Overlong(length, limit) if length is not None else b""
+
+
+def capped(rooms: DataFrame) -> DataFrame:
+    """``rooms`` (``line``, ``room``) with each room's text as bytes, and a room past
+    ``MAUBINH_MAX_LINE_BYTES`` left out in the JVM, its length and the cap kept: no room is handed to Python
+    that the command line would not read, nor shuffled whole. A text not UTF-8 is that room's refusal,
+    where Arrow's strings would end the job. Applied once (:func:`audit` caps before it shares the rooms)."""
+    from pyspark.sql import functions as fn
+
+    if "limit" in rooms.columns:
+        return rooms
+    limit, text = max_line_bytes(), fn.col("room").cast("binary")
+    over = fn.length(text) > fn.lit(limit)
+    return rooms.select(
+        "line",
+        fn.when(over, fn.lit(None)).otherwise(text).alias("room"),
+        fn.when(over, fn.length(text)).alias("length"),
+        fn.lit(limit).alias("limit"),
+    )
+
+
 def score_partition(
     batches: Iterator[pa.RecordBatch], operation: str, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow``'s function: batches of (line, room JSON text as bytes) → batches of nested table rows."""
+    """``mapInArrow``'s function: batches of :func:`capped` rooms → batches of nested table rows."""
     from service.bulk.jsonl import answer_line
 
     handler, catalogue = _scorer(operation)
     for batch in batches:
         rows = Rows(operation)
-        for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
-            text = room or b""
+        for line, text in _texts(batch):
             status, body = answer_line(handler, text, catalogue, {}, language)
             rows.add(line, None if status == 200 else round_id_of(text), status, body, language)
         yield rows.nested()
@@ -82,7 +109,7 @@ def score_partition(
 def replay_partition(
     batches: Iterator[pa.RecordBatch], candidate: str | dict[str, Any], only: str | None, language: Language = "en"
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow``'s function for a replay: batches of (line, recorded round's JSON text) → batches of
+    """``mapInArrow``'s function for a replay: batches of :func:`capped` recorded rounds → batches of
     nested replay table rows. ``candidate``: as a request names it (resolved here, on the executor)."""
     from service.bulk.replay import Candidate, ReplayRows
 
@@ -90,8 +117,8 @@ def replay_partition(
     replaying = Candidate(candidate, catalogue.resolve(candidate), only)
     for batch in batches:
         rows = ReplayRows()
-        for line, room in zip(batch.column("line").to_pylist(), batch.column("room").to_pylist(), strict=True):
-            rows.replay(line, room or b"", catalogue, replaying, language)
+        for line, text in _texts(batch):
+            rows.replay(line, text, catalogue, replaying, language)
         yield rows.nested()
 
 
@@ -99,11 +126,8 @@ def score_rooms(
     rooms: DataFrame, operation: str = "score", language: Language = "en", candidate: Candidate | None = None
 ) -> DataFrame:
     """``rooms`` (columns ``line``: bigint, ``room``: the request's JSON text) → one nested row per room;
-    a replay's (``operation`` "replay") under ``candidate``. The text goes to Python as bytes, as the command
-    line reads a line: one not UTF-8 is that room's refusal, where Arrow's strings would end the job."""
-    from pyspark.sql import functions as fn
-
-    rooms = rooms.select("line", fn.col("room").cast("binary").alias("room"))
+    a replay's (``operation`` "replay") under ``candidate``. The rooms are :func:`capped` first."""
+    rooms = capped(rooms)
     if operation == "replay":
         assert candidate is not None
         reference, only = candidate.reference, candidate.only
@@ -174,7 +198,7 @@ def audit(
     ``out/<table>/`` as Parquet. Returns the row count of each table."""
     from pyspark import StorageLevel
 
-    rooms = read_rooms(spark, path, room_column)
+    rooms = capped(read_rooms(spark, path, room_column))
     partitions = max(spark.sparkContext.defaultParallelism, -(-rooms.count() // ROOMS_PER_PARTITION))
     rooms = rooms.repartition(partitions)
     scored = score_rooms(rooms, operation, language, candidate).persist(StorageLevel.MEMORY_AND_DISK)
@@ -267,7 +291,14 @@ def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
         if job.operation == "receipts":
             from service.bulk.spark_receipts import verify_receipts
 
-            counts = verify_receipts(spark, files, job.output, jwks, receipts, job.language)
+            try:
+                counts = verify_receipts(spark, files, job.output, jwks, receipts, job.language)
+            except OSError as error:  # a file gone or changed while the job read it: no table, as the CLI
+                from service.texts import Text, os_error
+
+                said = Text("cli.cannot_open", file=error.filename, error=os_error(error))
+                print(f"maubinh-spark: {said.render(job.language)}", file=sys.stderr)
+                return 2
         else:
             counts = audit(spark, job.input, job.output, job.operation, job.language, job.candidate, job.room_column)
     finally:

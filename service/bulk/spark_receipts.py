@@ -51,6 +51,15 @@ Make = Callable[[Any, Any, Language], Any]
 """What makes the check of one receipt: (key set, catalogue, language) → a checker
 (``service.trust.receipt_lines.ReceiptLines``)."""
 
+UNREAD = "file_unread"
+"""A row's code for a share its task could not read (the file gone, or changed since the driver found it),
+its ``line`` the error's number: never a verdict, the run's end (:class:`Unread`)."""
+
+
+class Unread(OSError):
+    """A file of the run that an executor could not read, or found changed: the run has no table."""
+
+
 Work = tuple[int, str, Span | None]
 """A task's share: a file's index and path, and a span of its lines (None: a whole-file receipt)."""
 
@@ -76,11 +85,15 @@ def check_work(works: Iterable[Work], make: Make, jwks: Any, language: Language)
     """A partition's shares → a row of :data:`SCHEMA` a receipt, checked :data:`CHUNK` receipts at a time."""
     checker = _checker(make, jwks, language)
     for index, path, span in works:
-        if span is None:
-            with open_regular(path) as source:
-                numbered = [(index, 1, whole_receipt(source))]
-        else:
-            numbered = read_span(Shared(index, span))
+        try:
+            if span is None:
+                with open_regular(path) as source:
+                    numbered = [(index, 1, whole_receipt(source))]
+            else:
+                numbered = read_span(Shared(index, span))
+        except OSError as error:  # gone, or changed since the driver found it: the driver says so, exit 2
+            yield index, error.errno or 0, None, False, UNREAD, error.strerror or str(error), []
+            continue
         for at in range(0, len(numbered), CHUNK):
             for file, line, record, rooms in checked(checker, numbered[at : at + CHUNK]):
                 yield (
@@ -98,6 +111,14 @@ def _slices(spark: SparkSession, shares: int) -> int:
     return max(1, min(shares, TASKS_PER_CORE * spark.sparkContext.defaultParallelism))
 
 
+def _scanned(path: str, start: int, end: int) -> tuple[int, int | None, bool] | OSError:
+    """:func:`block_lines`, or why the block could not be read (the driver says it, naming the file)."""
+    try:
+        return block_lines(path, start, end)
+    except OSError as error:
+        return error
+
+
 def shares(spark: SparkSession, files: list[str], block: int = CHUNK_BYTES) -> list[Work]:
     """What the tasks check: each JSON-lines file in spans of about ``block`` bytes, found from its
     blocks' newlines (counted on the executors), and each other file whole."""
@@ -110,13 +131,15 @@ def shares(spark: SparkSession, files: list[str], block: int = CHUNK_BYTES) -> l
             blocks += [(index, start, min(size, start + block)) for start in range(0, size, block)]
     counted = (
         spark.sparkContext.parallelize(blocks, _slices(spark, len(blocks)))
-        .map(lambda piece: (piece, block_lines(files[piece[0]], piece[1], piece[2])))
+        .map(lambda piece: (piece, _scanned(files[piece[0]], piece[1], piece[2])))
         .collect()
         if blocks
         else []
     )
     by_file: dict[int, list[tuple[int, tuple[int, int | None, bool]]]] = {}
     for (index, start, _), found in sorted(counted):
+        if isinstance(found, OSError):
+            raise Unread(found.errno, found.strerror or str(found), shown_path(files[index]))
         by_file.setdefault(index, []).append((start, found))
     works: list[Work] = []
     for index, path in enumerate(files):
@@ -175,6 +198,9 @@ def verify_receipts(
     rows = tasks.mapPartitions(lambda shared: check_work(shared, make, jwks, language))
     checked = spark.createDataFrame(rows, SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        unread = checked.where(fn.col("code") == UNREAD).select("file_index", "line", "message")
+        for index, number, why in unread.limit(1).collect():
+            raise Unread(number, why, names[index])
         flagged = _flagged(spark, checked, names, language)
         named = spark.createDataFrame(list(enumerate(names)), "file_index int, file string")
         table = (

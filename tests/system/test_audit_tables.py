@@ -227,8 +227,9 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     rooms = _rooms_file(tmp_path / "rooms.jsonl", 4)
     claims = _claims_file(tmp_path / "claims.jsonl", rooms)
     assert len(claims.read_text().splitlines()) > 800
-    with claims.open("ab") as more:  # not UTF-8: one refusal, as the command line gives; it ended the job
-        more.write(b'{"round_id": "\xff"}\n')
+    with claims.open("ab") as more:  # not UTF-8, and past the cap: one refusal each, as the command line
+        more.write(b'{"round_id": "\xff"}\n')  # gives; the first ended the job, the second was scored
+        more.write(b'{"round_id": "' + b"x" * (3 << 19) + b'"}\r\n')
     _parquet("verify", claims, tmp_path / "cli")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")

@@ -4,6 +4,7 @@ partitions) agrees with ``maubinh receipts verify --format jsonl``, receipt for 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -26,7 +27,8 @@ def test_spark_checks_a_month_of_receipts_as_the_command_line_does(tmp_path: Pat
     numbered across the files it packed together; a name with a colon, which Hadoop cannot open; a name
     not UTF-8; a line not UTF-8 and a line past the cap, either of which ended the job; a pretty-printed
     receipt; files and links the command line does not read, and a batch re-rolling two rounds. The job
-    reads the folder as the command line does, so the two tables are equal, row for row."""
+    reads the folder as the command line does, so the two tables are equal, row for row (an empty file
+    too)."""
     if JAVA is None:
         if os.environ.get("MAUBINH_REQUIRE_JAVA") == "1":
             pytest.fail("MAUBINH_REQUIRE_JAVA=1 but there is no java: apt-get install openjdk-17-jre-headless")
@@ -60,6 +62,7 @@ def test_spark_checks_a_month_of_receipts_as_the_command_line_does(tmp_path: Pat
         odd.write(lines[5])
     (folder / "one.json").write_text(json.dumps(json.loads(lines[7]), indent=2))
     (folder / "notes.txt").write_bytes(lines[8])
+    (folder / "quiet-hour.jsonl").write_bytes(b"")  # before, an empty file ended the job on its driver
     (tmp_path / "outside.jsonl").write_bytes(lines[9])
     (folder / "link.jsonl").symlink_to(tmp_path / "outside.jsonl")
     maker, rng = Maker(), random.Random(11)
@@ -130,3 +133,22 @@ def test_the_receipts_job_refuses_what_the_command_line_refuses_before_spark_sta
     said = capsys.readouterr().err
     assert said.startswith("maubinh-spark: ") and "Traceback" not in said and said.count("\n") == 1, said
     assert main(argv, receipts=ReceiptLines) == 2, "and the job's exit, before Spark starts"
+
+
+def test_a_file_changed_after_the_driver_found_it_is_no_verdict_but_the_run_s_end(tmp_path: Path) -> None:
+    """Before, a file appended to while the job ran ended it in a traceback, exit 1 (which says receipts
+    failed): the share it was in is now a row the driver turns into "cannot open", exit 2, no table."""
+    from service.bulk import spans
+    from service.bulk.spark_receipts import UNREAD, check_work
+    from service.trust.receipt_lines import ReceiptLines
+
+    month, keys, _ = write_month(tmp_path / "made", 200)
+    path = str(month)
+    size = month.stat().st_size
+    (span,) = spans.block_spans(path, spans.shared_identity(month.stat()), [(0, spans.block_lines(path, 0, size))])
+    with month.open("ab") as more:
+        more.write(month.read_bytes().splitlines(keepends=True)[0])
+    jwks = json.loads(keys.read_text())
+    rows = list(check_work([(0, path, span), (1, str(tmp_path / "gone.json"), None)], ReceiptLines, jwks, "en"))
+    assert [(row[0], row[1], row[4]) for row in rows] == [(0, errno.ESTALE, UNREAD), (1, errno.ENOENT, UNREAD)]
+    assert "changed or replaced" in rows[0][5] and "No such file" in rows[1][5]

@@ -22,7 +22,7 @@ def _read_by_spans(path: Path, lines: int, share: int = 1) -> tuple[list[bytes],
     read: list[bytes] = []
     for span in found:
         assert span.first == len(read) + 1, "each span's first line numbered after the lines before it"
-        got = spans.span_lines(span)
+        got = list(spans.span_lines(span))
         assert len(got) == span.lines
         read += got
     return read, found
@@ -80,7 +80,7 @@ def test_a_file_replaced_during_the_run_is_refused_not_read(tmp_path: Path) -> N
     (tmp_path / "other.jsonl").write_bytes(b"z\nz\n")
     os.replace(tmp_path / "other.jsonl", path)
     with pytest.raises(spans.SpanMoved):
-        spans.span_lines(span)
+        list(spans.span_lines(span))
 
 
 def test_a_file_rewritten_in_place_during_the_run_is_refused_not_read(tmp_path: Path) -> None:
@@ -93,7 +93,7 @@ def test_a_file_rewritten_in_place_during_the_run_is_refused_not_read(tmp_path: 
         file.write(b"z")
     os.utime(path, ns=(span.identity[3], span.identity[3]))  # even with its modification time put back
     with pytest.raises(spans.SpanMoved):
-        spans.span_lines(span)
+        list(spans.span_lines(span))
 
 
 def test_only_a_regular_file_read_from_its_start_is_shared_as_spans(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def _read_by_blocks(path: Path, block: int) -> tuple[list[bytes], list[spans.Spa
     read: list[bytes] = []
     for span in found:
         assert span.first == len(read) + 1, "each span's first line numbered by the newlines before it"
-        got = spans.span_lines(span)
+        got = list(spans.span_lines(span))
         assert len(got) == span.lines
         read += got
     return read, found
@@ -164,10 +164,16 @@ def test_blocks_scanned_apart_read_as_the_whole_file_reads(
     assert all(a.offset + a.length == b.offset for a, b in itertools.pairwise(found)), "spans end to end"
 
 
+def test_an_empty_file_has_no_block_and_no_span(tmp_path: Path) -> None:
+    """Before, an empty file (an hour without traffic) ended the Spark job on its driver."""
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    assert _read_by_blocks(tmp_path / "empty.jsonl", 100) == ([], [])
+
+
 def test_a_file_changed_after_its_blocks_were_scanned_is_not_read_as_the_same(tmp_path: Path) -> None:
     path = tmp_path / "lines.jsonl"
     path.write_bytes(b"a\nb\n")
     (span,) = _read_by_blocks(path, 1 << 20)[1]
     path.write_bytes(b"a\nbc\n")
     with pytest.raises(spans.SpanMoved):
-        spans.span_lines(span)
+        list(spans.span_lines(span))
