@@ -17,8 +17,8 @@ from service.bulk import spans
 from service.bulk.lines import Overlong, capped
 
 
-def _read_by_spans(path: Path, lines: int, share: int = 1) -> tuple[list[bytes], list[spans.Span]]:
-    found = list(spans.spans(str(path), lines, share=share))
+def _read(found: list[spans.Span]) -> tuple[list[bytes], list[spans.Span]]:
+    """Each span's lines, one span after the other, each numbered after the lines before it."""
     read: list[bytes] = []
     for span in found:
         assert span.first == len(read) + 1, "each span's first line numbered after the lines before it"
@@ -26,6 +26,10 @@ def _read_by_spans(path: Path, lines: int, share: int = 1) -> tuple[list[bytes],
         assert len(got) == span.lines
         read += got
     return read, found
+
+
+def _read_by_spans(path: Path, lines: int, share: int = 1) -> tuple[list[bytes], list[spans.Span]]:
+    return _read(list(spans.spans(str(path), lines, share=share)))
 
 
 def _shape(lines: list[bytes]) -> list[tuple[str, bytes, int | None]]:
@@ -132,14 +136,7 @@ def _read_by_blocks(path: Path, block: int) -> tuple[list[bytes], list[spans.Spa
     counted = [
         (start, spans.block_lines(str(path), start, min(size, start + block))) for start in range(0, size, block)
     ]
-    found = spans.block_spans(str(path), spans.shared_identity(path.stat()), counted)
-    read: list[bytes] = []
-    for span in found:
-        assert span.first == len(read) + 1, "each span's first line numbered by the newlines before it"
-        got = list(spans.span_lines(span))
-        assert len(got) == span.lines
-        read += got
-    return read, found
+    return _read(spans.block_spans(str(path), spans.shared_identity(path.stat()), counted))
 
 
 @pytest.mark.parametrize("block", [1, 2, 7, 100, 4_096, 1 << 20])
