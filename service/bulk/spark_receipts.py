@@ -3,14 +3,15 @@ checks it, into one Parquet table (``OUT/receipts/``) of the same verdicts.
 
 The check of one receipt is the trust side's, handed in by the job's entry point
 (``deploy/spark/audit.py``): this module knows files, lines and partitions, not receipts. The job reads
-what the command line reads, as it reads it: the files :func:`receipt_runs.inputs` finds (no partition
-folders, no hidden or other files, no link followed), each line through the same capped reader (a line
-past the cap is refused by its number unread, a line not UTF-8 is one receipt that cannot be read), so a
-backend cannot lay out a folder that one of the two sees otherwise. A JSON-lines file is cut in blocks
-that the executors scan for their newlines first, so that each block's lines are numbered within their
-file without the driver reading the month. The rounds ruled on two different rooms are found in the JVM
-(a group by round id over the rooms of the receipts that checked); their few receipts are flagged
-``round_scored_twice`` on the driver, named as the command line names them.
+what the command line reads, as it reads it: the files :func:`receipt_runs.inputs` finds (a ``k=v``
+folder is no partition, no file but a receipt file is read, no link is followed), each line through the
+same capped reader (a line past the cap is refused by its number unread, a line not UTF-8 is one receipt
+that cannot be read), so a backend cannot lay out a folder that one of the two sees otherwise. A
+JSON-lines file is cut in blocks that the executors scan for their newlines first, so that each block's
+lines are numbered within their file without the driver reading the month. The rounds ruled on two
+different rooms are found in the JVM (a group by round id over the rooms of the receipts that checked);
+their few receipts are flagged ``round_scored_twice`` on the driver, named as the command line names
+them.
 """
 
 from __future__ import annotations
