@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from service.bulk.engine import Reader
 from service.bulk.lines import lines_of
-from service.contract import MAX_EXACT_AMOUNT, STATUSES
+from service.contract import MAX_EXACT_AMOUNT, STATUSES, Fault
 from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
 from service.support.strict_json import BadDocument, loads
@@ -245,6 +245,20 @@ def _by_line(path: Path) -> Generator[list[dict[str, Any]], int, None]:
             found.append(pending)
             pending = next(rows, None)
         line = yield found
+
+
+def row_refusal(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The refusal of a row that counts its players otherwise than its ids do (a table written by
+    someone else: ``players`` null, or 127 beside 4 ids), else None. Its request holds a player an id,
+    so the per-room path would answer its ids and never see the column; the row says two things, and
+    which is meant is not ours to choose."""
+    ids = row["ids"] or []
+    if row["players"] == len(ids):
+        return None
+    from service.serialize import rejected_json
+
+    said = Text("table.players_differ", players="null" if row["players"] is None else row["players"], ids=len(ids))
+    return rejected_json([Fault("/players", said, "player_count")])
 
 
 def request_of(row: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group
+from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group, row_refusal
 from service.bulk.room_table import schema as room_table_schema
 from service.bulk.table_engine import agreeing, resolved, settled
 from service.bulk.workers import mapped
@@ -60,7 +60,12 @@ def _check_group(group: int) -> tuple[bytes, int, int, int]:
         agreed += int(agrees.sum())
         for row in batch.filter(pa.array(~agrees)).to_pylist():
             text = json.dumps(request_of(row), ensure_ascii=False).encode()
-            status, body = answer_line(OPERATIONS["verify"], text, _checking.catalogue, {}, _checking.language)
+            refusal = row_refusal(row)
+            status, body = (
+                (422, refusal)
+                if refusal is not None
+                else answer_line(OPERATIONS["verify"], text, _checking.catalogue, {}, _checking.language)
+            )
             refused += status != 200
             if settles(status, body):
                 agreed += 1
@@ -131,7 +136,12 @@ def _score_group(group: int) -> bytes:
             for k in np.flatnonzero(~done).tolist():
                 row = batch.slice(k, 1).to_pylist()[0]
                 request = {key: value for key, value in request_of(row).items() if key != "claimed"}
-                status, body = answered("score", request, _checking.catalogue, _checking.language)
+                refusal = row_refusal(row)
+                status, body = (
+                    (422, refusal)
+                    if refusal is not None
+                    else answered("score", request, _checking.catalogue, _checking.language)
+                )
                 if status != 200:
                     refused[k], digests[k] = refusal_code(body), None
                     units[k] = amounts[k] = 0

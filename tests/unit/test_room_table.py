@@ -231,3 +231,29 @@ def test_what_verify_rooms_cannot_write_is_a_usage_error_and_a_run_that_checked_
     (tmp_path / "refused.jsonl").write_text('{"stake": "1000"}\n' * 3)
     assert main(["verify", "--jsonl", str(tmp_path / "refused.jsonl"), "-o", str(tmp_path / "out.jsonl")]) == 1
     assert "no room could be checked (every line was refused)" in capsys.readouterr().err
+
+
+def test_a_row_whose_players_column_is_not_its_ids_count_is_refused_naming_the_column(tmp_path: Path) -> None:
+    """The table says a room's players twice, in ``players`` and in ``ids``. Before, a row saying 127
+    (or null) beside 4 ids agreed: the per-room path read the ids and never the column. Now such a row
+    is refused by both commands, its fault at /players with code player_count; the rows around it are
+    answered as before."""
+    made = claims(12, seed=5)
+    path, _ = table_of(tmp_path, made)
+    rows = pq.read_table(path).to_pylist()
+    held = [len(row["ids"]) for row in rows[:3]]
+    rows[0]["players"], rows[1]["players"], rows[2]["players"] = 127, None, held[2] - 1
+    pq.write_table(pa.Table.from_pylist(rows, schema=room_table.schema()), path)
+    assert main(["verify", "--rooms", str(path), "-o", str(tmp_path / "out.jsonl"), "--jobs", "1"]) == 0
+    answers = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [a["line"] for a in answers] == [row["line"] for row in rows[:3]]
+    for answer_, said in zip(answers, ("127", "null", str(held[2] - 1)), strict=True):
+        assert answer_["status"] == 422
+        [fault] = answer_["errors"]
+        assert (fault["pointer"], fault["code"]) == ("/players", "player_count")
+        assert f"players column says {said}" in fault["message"]
+    assert f"holds {held[0]} ids" in answers[0]["errors"][0]["message"]
+    assert main(["score", "--rooms", str(path), "-o", str(tmp_path / "amounts.parquet"), "--jobs", "1"]) == 0
+    scored = pq.read_table(tmp_path / "amounts.parquet").to_pylist()
+    assert [r["refused"] for r in scored] == ["player_count"] * 3 + [None] * (len(rows) - 3)
+    assert all(r["amounts"] == [0] * 4 for r in scored[:3])
