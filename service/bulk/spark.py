@@ -195,7 +195,8 @@ def audit(
     room_column: str = "room",
 ) -> dict[str, int]:
     """Score, verify or replay (under ``candidate``) the rooms at ``path`` and write each table to
-    ``out/<table>/`` as Parquet. Returns the row count of each table."""
+    ``out/<table>/`` as Parquet. Returns the row count of each table and, for verify, how many rooms
+    disagree and how many were refused (:data:`VERIFY_COUNTS`), which its exit status reads."""
     from pyspark import StorageLevel
 
     rooms = capped(read_rooms(spark, path, room_column))
@@ -205,11 +206,33 @@ def audit(
     try:
         for table, frame in tables(scored, operation).items():
             frame.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{table}")
-        sums = scored.selectExpr(*(f"sum(size({table})) as {table}" for table in tables_for(operation)))
+        counted = {table: f"size({table})" for table in tables_for(operation)}
+        counted |= VERIFY_COUNTS if operation == "verify" else {}
+        sums = scored.selectExpr(*(f"sum({expression}) as {name}" for name, expression in counted.items()))
         (sizes,) = sums.collect()  # one row: an aggregate over the cached rows
-        return {table: int(sizes[table] or 0) for table in tables_for(operation)}
+        return {name: int(sizes[name] or 0) for name in counted}
     finally:
         scored.unpersist()
+
+
+VERIFY_COUNTS = {
+    "disagree": "size(filter(rooms, room -> room.agrees = false))",
+    "refused": "size(filter(rooms, room -> room.refused is not null))",
+}
+"""What a verify job's rooms came to beside its tables' sizes (a room refused has no ``agrees``)."""
+
+
+def exit_status(operation: str, counts: dict[str, int], language: Language) -> int:
+    """The job's exit status, as the command line's for the same rooms: verify 1 when a room disagrees
+    or every room was refused (not one claim checked is no clean month), else 0; score and replay 0."""
+    if operation != "verify":
+        return 0
+    if counts["rooms"] and counts["refused"] == counts["rooms"]:
+        from service.texts import Text
+
+        print(f"maubinh-spark: {Text('cli.verify_none_checked').render(language)}", file=sys.stderr)
+        return 1
+    return 1 if counts["disagree"] else 0
 
 
 @dataclass(frozen=True)
@@ -306,7 +329,7 @@ def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
     print(" ".join(f"{table}={count}" for table, count in counts.items()), file=sys.stderr)
     if job.operation == "receipts":
         return 2 if counts["receipts"] == 0 else 1 if counts["receipts"] != counts.get("verified", 0) else 0
-    return 0
+    return exit_status(job.operation, counts, job.language)
 
 
 def receipts_inputs(job: Job, receipts: Any) -> tuple[Any, list[str]]:

@@ -221,7 +221,7 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     from pyspark.sql import SparkSession
 
     from service.bulk.replay import read_candidate
-    from service.bulk.spark import audit
+    from service.bulk.spark import audit, exit_status
     from service.rulesets.operator_folder import catalogue_for
 
     rooms = _rooms_file(tmp_path / "rooms.jsonl", 4)
@@ -230,7 +230,7 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
     with claims.open("ab") as more:  # not UTF-8, and past the cap: one refusal each, as the command line
         more.write(b'{"round_id": "\xff"}\n')  # gives; the first ended the job, the second was scored
         more.write(b'{"round_id": "' + b"x" * (3 << 19) + b'"}\r\n')
-    _parquet("verify", claims, tmp_path / "cli")
+    cli_verified = _parquet("verify", claims, tmp_path / "cli")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2")
@@ -268,6 +268,10 @@ def test_spark_local_gives_the_command_lines_tables(tmp_path: Path) -> None:
         assert counts[table] == cli.num_rows
         assert _sorted(ours, table).equals(_sorted(cli, table)), table
     assert counts["problems"] >= 12 and counts["differences"] > 0
+    cli_rooms = pq.read_table(tmp_path / "cli" / "rooms.parquet").to_pylist()  # the job's exit status reads these
+    assert counts["disagree"] == sum(r["agrees"] is False for r in cli_rooms) > 0
+    assert counts["refused"] == sum(r["refused"] is not None for r in cli_rooms) >= 12
+    assert exit_status("verify", counts, "en") == cli_verified.returncode == 1  # some claims disagree, as the CLI says
     for table in VERIFY_TABLES:  # a folder's files one after the other, in the order of their names
         cli = pq.read_table(tmp_path / "cli" / f"{table}.parquet")
         ours = pq.read_table(tmp_path / "spark-folder" / table).select(cli.column_names).cast(cli.schema)
@@ -285,3 +289,19 @@ def test_a_score_run_leaves_no_stale_verify_table(tmp_path: Path, rooms: Path) -
     a_file.write_text("")
     done = _parquet("score", rooms, a_file)
     assert done.returncode == 2 and "directory" in done.stderr
+
+
+def test_the_spark_job_exits_as_the_command_line_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """verify: 1 when a room disagrees, or when every room was refused (before, the job exited 0 for
+    both, where ``maubinh verify`` exits 1); score and replay 0 whatever their rooms."""
+    from service.bulk.spark import exit_status
+
+    clean = {"rooms": 5, "disagree": 0, "refused": 2}
+    assert exit_status("verify", clean, "en") == 0
+    assert exit_status("verify", {**clean, "disagree": 1}, "en") == 1
+    assert capsys.readouterr().err == ""
+    assert exit_status("verify", {**clean, "refused": 5}, "vi") == 1
+    said = capsys.readouterr().err
+    assert said.startswith("maubinh-spark: ") and said.count("\n") == 1 and "no room could be checked" not in said
+    assert exit_status("verify", {"rooms": 0, "disagree": 0, "refused": 0}, "en") == 0  # an empty input: as the CLI
+    assert exit_status("score", {"rooms": 5, "problems": 5}, "en") == exit_status("replay", {"replayed": 0}, "en") == 0
