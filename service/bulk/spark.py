@@ -37,6 +37,11 @@ ROOMS_PER_PARTITION = 10_000
 """Rooms a partition scores: every core busy however small the file, and a partition's tables (about
 20 ledger rows a room) a few hundred MB at most however large, so that they stay cached until each
 table is written (a split of the default 128 MB would hold 280,000 rooms)."""
+LOCAL_FILES = ("spark.hadoop.fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+"""Local files read and written by Hadoop's raw file system, without a checksum file beside each:
+Hadoop makes a checksum file's path as a relative URI, so a file named with a colon
+(``2026-11-01T00:00.jsonl``) ended the job in a traceback. Paths of their own scheme (``s3a://``,
+``hdfs://``) are read as before."""
 SPARK_TYPES = {"int64": "bigint", "int32": "int", "string": "string", "bool": "boolean"}
 
 
@@ -308,7 +313,7 @@ def main(argv: Sequence[str] | None = None, receipts: Any = None) -> int:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local[N]: workers run this Python, which has the package
-    spark = SparkSession.builder.appName(f"maubinh {job.operation}").getOrCreate()
+    spark = SparkSession.builder.appName(f"maubinh {job.operation}").config(*LOCAL_FILES).getOrCreate()
     spark.sparkContext.setLogLevel("WARN")  # the tables' counts, not Spark's INFO, are what an auditor reads
     try:
         if job.operation == "receipts":
