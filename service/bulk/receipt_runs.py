@@ -25,7 +25,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from service.bulk.lines import MAX_LINE_ENV, Overlong, capped
-from service.bulk.spans import Span, span_lines, spans
+from service.bulk.spans import Span, file_identity, span_lines, spans, unchanged
 from service.bulk.workers import mapped
 from service.support.rerolls import Others, RoundIndex, is_suspect, rerolled
 from service.texts import Language, Text
@@ -169,12 +169,15 @@ class Inputs:
                 self.sha256.append(digest.hexdigest())
                 continue
             with open(path, "rb") if path != "-" else os.fdopen(os.dup(sys.stdin.fileno()), "rb") as source:
+                read_as = file_identity(os.fstat(source.fileno())) if path != "-" else None
                 if holds_lines(path):
                     for number, line in enumerate(capped(source, seen=seen), start=1):
                         if _kept(line):
                             yield index, number, line
                 else:
                     yield index, 1, whole_receipt(source, digest.update if self.hashed else None)
+                if read_as is not None:  # grown or rewritten while read: refused, as the workers' spans are
+                    unchanged(path, read_as, source.fileno())
             self.sha256.append(digest.hexdigest() if self.hashed else "")
 
 

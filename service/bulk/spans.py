@@ -62,8 +62,16 @@ def regular_path(stream: Any) -> str | None:
     return f"/dev/fd/{descriptor}"  # the workers are forked after it was opened: they hold the descriptor
 
 
-def _identity(status: os.stat_result) -> tuple[int, ...]:
+def file_identity(status: os.stat_result) -> tuple[int, ...]:
+    """A file as one host sees it: its device, inode, size and times of change."""
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
+
+
+def unchanged(path: str, identity: tuple[int, ...], descriptor: int, shared: bool = False) -> None:
+    """:class:`SpanMoved` if the file open at ``descriptor`` is not as ``identity`` says ``path`` was
+    first read (:func:`shared_identity`'s where ``shared``, else :func:`file_identity`'s)."""
+    if (shared_identity if shared else file_identity)(os.fstat(descriptor)) != identity:
+        raise SpanMoved(errno.ESTALE, "the file was changed or replaced while it was being read", path)
 
 
 def shared_identity(status: os.stat_result) -> tuple[int, ...]:
@@ -121,7 +129,7 @@ def spans(
     once, in order (a hash of the input)."""
     with open(path, "rb") as source:
         status = os.fstat(source.fileno())
-        identity = _identity(status)
+        identity = file_identity(status)
         sample = os.pread(source.fileno(), SAMPLE, 0)
         size = max(1, min(most, lines * len(sample) // max(1, sample.count(b"\n"))))
         count = math.ceil(math.ceil(status.st_size / size) / share) * share
@@ -163,8 +171,7 @@ def span_lines(span: Span) -> Iterator[bytes]:
     is millions of them); :class:`SpanMoved` if its file was replaced since the parent read it."""
     descriptor = os.open(span.path, os.O_RDONLY)
     try:
-        if (shared_identity if span.shared else _identity)(os.fstat(descriptor)) != span.identity:
-            raise SpanMoved(errno.ESTALE, "the file was changed or replaced while it was being read", span.path)
+        unchanged(span.path, span.identity, descriptor, span.shared)
         yield from capped(_Reader(descriptor, span.offset, span.length))
     finally:
         os.close(descriptor)

@@ -209,3 +209,26 @@ def test_a_folder_of_receipt_files_and_json_lines_comes_out_in_input_order_whate
         orders.append([(Path(r["file"]).name, r["line"]) for r in records])
     expected = [("a.json", 1), *(("b.jsonl", n) for n in range(1, 300)), ("c.json", 1)]
     assert orders == [expected, expected]
+
+
+@pytest.mark.parametrize("name", ["lines.jsonl", "one.json"])
+def test_a_file_that_grows_while_one_process_reads_it_is_refused_as_the_workers_refuse_it(
+    tmp_path: Path, name: str
+) -> None:
+    """Before, ``--jobs 1`` checked what a growing file held when its read ended, and ``--jobs 2`` (its
+    workers' spans) and Spark refused the same file: the verdict hung on ``--jobs``. Now one process
+    refuses it too, before any verdict is written (they are spooled till the end)."""
+    from service.bulk.receipt_runs import Inputs
+    from service.bulk.spans import SpanMoved
+
+    path = tmp_path / name
+    path.write_bytes(b'{"receipt": 1}\n' * 3)
+    read = Inputs([str(path)], hashed=False).receipts()
+    next(read)
+    with path.open("ab") as more:
+        more.write(b'{"receipt": 1}\n')
+    with pytest.raises(SpanMoved) as refused:
+        list(read)
+    assert refused.value.filename == str(path) and "changed or replaced while it was being read" in str(refused.value)
+    path.write_bytes(b'{"receipt": 1}\n' * 3)  # left alone, it is read whole
+    assert len(list(Inputs([str(path)], hashed=False).receipts())) == (3 if name.endswith(".jsonl") else 1)
