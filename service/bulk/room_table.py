@@ -20,6 +20,7 @@ from service.bulk.lines import lines_of
 from service.contract import MAX_EXACT_AMOUNT, STATUSES, Fault
 from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
+from service.support.regular_files import open_regular
 from service.support.strict_json import BadDocument, loads
 from service.texts import Text
 from service.validation.limits import ROUND_ID_MOST, STAKE_DEFAULT, STAKE_LOW
@@ -27,6 +28,7 @@ from service.validation.room_arrays import LARGEST_STAKE, TWO_LETTER_CARDS, read
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 MOST_PLAYERS = 4
 NOT_A_CARD = 0xFF
@@ -284,25 +286,53 @@ def request_of(row: dict[str, Any]) -> dict[str, Any]:
 
 def batches(path: str | Path) -> Iterator[pa.RecordBatch]:
     """The table's rows a row group at a time, in its columns' types."""
+    table = opened(path)
+    for group in range(table.metadata.num_row_groups):
+        yield from row_group(table, group)
+
+
+def opened(path: str | Path) -> pq.ParquetFile:
+    """The table opened once, its footer read once: each row group read from it (opening the file again
+    for each, a footer that lists 10,000 groups was read 10,000 times: 4,000 rows of one a group took
+    4 minutes)."""
     import pyarrow.parquet as pq
 
-    for group in range(pq.ParquetFile(str(path)).metadata.num_row_groups):
-        yield from row_group(path, group)
+    return pq.ParquetFile(str(path))
 
 
-def row_group(path: str | Path, group: int) -> Iterator[pa.RecordBatch]:
-    """One row group's rows, at most :data:`ROW_GROUP_ROOMS` at a time however it was written."""
-    import pyarrow.parquet as pq
+TEXT_COLUMNS = ("round_id", "ruleset", "ids")
+
+
+def row_group(table: pq.ParquetFile, group: int) -> Iterator[pa.RecordBatch]:
+    """One row group's rows, at most :data:`ROW_GROUP_ROOMS` at a time however it was written, in the
+    table's types; :class:`NotATable` for a page that does not read, an integer its column's type cannot
+    hold (a uint64 claim past 2^63 was wrapped to a negative one, and agreed), or text not UTF-8 (which
+    Parquet's reader does not check)."""
+    import pyarrow as pa
 
     wanted = schema()
-    rows = pq.ParquetFile(str(path)).iter_batches(ROW_GROUP_ROOMS, row_groups=[group], columns=wanted.names)
-    for batch in rows:
-        yield batch.cast(wanted, safe=False)
+    try:
+        for batch in table.iter_batches(ROW_GROUP_ROOMS, row_groups=[group], columns=wanted.names):
+            columns = []
+            for field_ in wanted:
+                try:
+                    columns.append(batch.column(field_.name).cast(field_.type, safe=True))
+                except pa.ArrowInvalid:
+                    raise NotATable(Text("table.out_of_range", column=field_.name, type=str(field_.type))) from None
+            read = pa.RecordBatch.from_arrays(columns, schema=wanted)
+            for name in TEXT_COLUMNS:
+                try:
+                    read.column(name).validate(full=True)
+                except pa.ArrowInvalid:
+                    raise NotATable(Text("table.not_utf8", column=name, group=group)) from None
+            yield read
+    except (pa.ArrowException, OSError):  # a page that does not read: pyarrow's English stays out
+        raise NotATable(Text("table.bad_group", group=group)) from None
 
 
 def _reads_as(given: pa.DataType, wanted: pa.DataType) -> bool:
     """Whether a column of type ``given`` reads as ``wanted``: any integers as integers (a value out of
-    range wraps, and the per-room path then answers the row as read), any text as text, the bytes and
+    the table's range is refused as its row group is read, :func:`row_group`), any text as text, the bytes and
     fixed lists as they are."""
     import pyarrow as pa
 
@@ -338,7 +368,7 @@ def checked(path: str | Path) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with open(path, "rb") as file:
+    with open_regular(path) as file:  # a pipe is never waited on
         head, size = file.read(4), file.seek(0, 2)
         file.seek(max(size - 4, 0))
         tail = file.read(4)
@@ -352,6 +382,8 @@ def checked(path: str | Path) -> int:
         raise NotATable(Text("table.not_parquet", why=Text("table.bad_footer"))) from None
     columns = found.schema_arrow
     for wanted in schema():
+        if len(columns.get_all_field_indices(wanted.name)) > 1:
+            raise NotATable(Text("table.column_twice", column=wanted.name))
         if wanted.name not in columns.names:
             raise NotATable(Text("table.no_column", column=wanted.name, type=str(wanted.type)))
         given = columns.field(wanted.name).type

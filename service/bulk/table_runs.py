@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, request_of, row_group, row_refusal
+from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, opened, request_of, row_group, row_refusal
 from service.bulk.room_table import schema as room_table_schema
 from service.bulk.table_engine import agreeing, resolved, settled
 from service.bulk.workers import mapped
@@ -20,13 +20,14 @@ from service.texts import Language
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from service.bulk.jsonl import Summary
 
 
 @dataclass
 class _Checking:
-    path: str
+    table: pq.ParquetFile
     catalogue: Catalogue
     language: Language
     rulesets: dict[str, Ruleset | None] = field(default_factory=dict)
@@ -37,7 +38,7 @@ _checking: _Checking | None = None
 
 def _start_checking(path: str, catalogue: Catalogue, language: Language) -> None:
     global _checking  # noqa: PLW0603 - one per worker process
-    _checking = _Checking(path, catalogue, language)
+    _checking = _Checking(opened(path), catalogue, language)
 
 
 def _check_group(group: int) -> tuple[bytes, int, int, int]:
@@ -53,7 +54,7 @@ def _check_group(group: int) -> tuple[bytes, int, int, int]:
     assert _checking is not None
     out: list[bytes] = []
     lines = refused = agreed = 0
-    for batch in row_group(_checking.path, group):
+    for batch in row_group(_checking.table, group):
         resolved(batch, _checking.catalogue, _checking.rulesets)
         agrees = agreeing(batch, _checking.rulesets)
         lines += batch.num_rows
@@ -125,7 +126,7 @@ def _score_group(group: int) -> bytes:
     assert _checking is not None
     out = pa.BufferOutputStream()
     with pa.ipc.new_stream(out, amounts_schema()) as writer:
-        for batch in row_group(_checking.path, group):
+        for batch in row_group(_checking.table, group):
             resolved(batch, _checking.catalogue, _checking.rulesets)
             units, done = settled(batch, _checking.rulesets)
             stake = batch.column("stake").fill_null(0).to_numpy()

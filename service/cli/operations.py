@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -110,6 +111,18 @@ def _run_tables(name: str, args: argparse.Namespace, parquet: bool, report_path:
     return _summed_up(name, done, args.lang)
 
 
+def _writes_over(output: str | None, *read: str | Path) -> str | None:
+    """Which of ``read`` the file ``output`` names is (by another name too), if any: opening it to write
+    would empty what is about to be read (a table given as its own ``-o`` was truncated, then said empty)."""
+    for source in read:
+        try:
+            if output and os.path.samefile(output, source):
+                return str(source)
+        except OSError:  # one of them not there yet: not the same file
+            continue
+    return None
+
+
 def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """``rooms``: claims (JSON lines) or score's tables (a directory) → the table of rooms."""
     language: Language = args.lang
@@ -121,6 +134,9 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     source = Path(args.input)
     if source.is_dir() and not (source / "rooms.parquet").is_file():
         say("rooms", "cli.rooms_not_scored", language, path=args.input)
+        return EXIT_USAGE
+    if over := _writes_over(args.output, source, source / "rooms.parquet", source / "players.parquet"):
+        say("rooms", "cli.output_is_input", language, output=args.output, input=over)
         return EXIT_USAGE
     try:
         out = room_table.RoomTableWriter(args.output)
@@ -156,10 +172,16 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         print(f"maubinh {name}: {absent}", file=sys.stderr)
         return EXIT_USAGE
     from service.bulk import table_runs
-    from service.bulk.room_table import NotATable
+    from service.bulk.room_table import NotATable, checked
 
     if getattr(args, "report", None) or (name == "verify" and getattr(args, "format", "json") == "parquet"):
         say(name, "cli.tables_read_jsonl", args.lang)  # the table's answers are JSON lines: never dropped unsaid
+        return EXIT_USAGE
+    if getattr(args, "jsonl", False) or getattr(args, "file", "-") != "-":
+        say(name, "cli.rooms_one_input", args.lang)  # a second input, never read unsaid
+        return EXIT_USAGE
+    if over := _writes_over(args.output, args.rooms):
+        say(name, "cli.output_is_input", args.lang, output=args.output, input=over)
         return EXIT_USAGE
 
     if name == "score":
@@ -180,6 +202,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         print(f"maubinh score: {summary.render(args.lang)}", file=sys.stderr)
         return 0
     try:
+        checked(args.rooms)  # before -o is opened, and emptied, for a table that is not there
         out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
         try:
             done = table_runs.verify(args.rooms, catalogue, out, args.lang, args.jobs)
@@ -204,7 +227,7 @@ def _capped(source: Any) -> bytes:
 
 
 def run_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) -> int:
-    if getattr(args, "rooms", None):
+    if getattr(args, "rooms", None) is not None:
         return _rooms_operation(name, args, catalogue)
     parquet = getattr(args, "format", "json") == "parquet"
     report = getattr(args, "report", None)
