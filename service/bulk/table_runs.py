@@ -10,7 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from service.bulk.room_table import MOST_PLAYERS, ROW_GROUP_ROOMS, checked, opened, request_of, row_group, row_refusal
+from service.bulk.room_table import (
+    MOST_PLAYERS,
+    ROW_GROUP_ROOMS,
+    checked,
+    emptied,
+    opened,
+    oversized,
+    request_of,
+    row_group,
+    row_refusal,
+)
 from service.bulk.room_table import schema as room_table_schema
 from service.bulk.table_engine import agreeing, resolved, settled
 from service.bulk.workers import mapped
@@ -44,6 +54,7 @@ def _start_checking(path: str, catalogue: Catalogue, language: Language) -> None
 def _check_group(group: int) -> tuple[bytes, int, int, int]:
     """One row group checked, in a worker: what to write (each answer the per-room path gives for a row
     the engine does not find agreeing, unless that agrees), and its rows, agreed and refused."""
+    import numpy as np
     import pyarrow as pa
 
     from service.bulk.jsonl import answer_line, traced
@@ -54,12 +65,23 @@ def _check_group(group: int) -> tuple[bytes, int, int, int]:
     assert _checking is not None
     out: list[bytes] = []
     lines = refused = agreed = 0
-    for batch in row_group(_checking.table, group):
+    for read in row_group(_checking.table, group):
+        too_large = oversized(read)  # refused unread: their texts null, the engine takes none of them
+        batch = emptied(read, too_large)
         resolved(batch, _checking.catalogue, _checking.rulesets)
         agrees = agreeing(batch, _checking.rulesets)
         lines += batch.num_rows
         agreed += int(agrees.sum())
-        for row in batch.filter(pa.array(~agrees)).to_pylist():
+        readable = ~agrees
+        readable[list(too_large)] = False
+        rows = iter(batch.filter(pa.array(readable)).to_pylist())
+        for k in np.flatnonzero(~agrees).tolist():
+            if k in too_large:
+                refused += 1
+                line = batch.column("line")[k].as_py()
+                out.append(dumps(traced(line, b"{}", 413, too_large[k]), _checking.language) + b"\n")
+                continue
+            row = next(rows)
             text = json.dumps(request_of(row), ensure_ascii=False).encode()
             refusal = row_refusal(row)
             status, body = (
@@ -126,7 +148,9 @@ def _score_group(group: int) -> bytes:
     assert _checking is not None
     out = pa.BufferOutputStream()
     with pa.ipc.new_stream(out, amounts_schema()) as writer:
-        for batch in row_group(_checking.table, group):
+        for read in row_group(_checking.table, group):
+            too_large = oversized(read)  # refused unread: their texts null, in the answer's table too
+            batch = emptied(read, too_large)
             resolved(batch, _checking.catalogue, _checking.rulesets)
             units, done = settled(batch, _checking.rulesets)
             stake = batch.column("stake").fill_null(0).to_numpy()
@@ -135,6 +159,10 @@ def _score_group(group: int) -> bytes:
             refused: list[str | None] = [None] * batch.num_rows
             amounts = units * stake[:, None]
             for k in np.flatnonzero(~done).tolist():
+                if k in too_large:
+                    refused[k], digests[k] = refusal_code(too_large[k]), None
+                    units[k] = amounts[k] = 0
+                    continue
                 row = batch.slice(k, 1).to_pylist()[0]
                 request = {key: value for key, value in request_of(row).items() if key != "claimed"}
                 refusal = row_refusal(row)

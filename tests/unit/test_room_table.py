@@ -351,3 +351,26 @@ def test_a_damaged_page_is_the_table_s_refusal_not_a_traceback(tmp_path: Path, c
         assert "Traceback" not in err, (seed, err)
         said.append(err)
     assert any("does not read: the file is damaged" in err for err in said)
+
+
+def test_a_row_too_large_to_be_a_room_is_refused_unread(tmp_path: Path, monkeypatch: Any) -> None:
+    """3,000,000 ids in a row of 3 KB on disk took 1.7 GB read into Python. A row past 64 ids, or a text
+    past 4,096 characters, is refused unread (payload-too-large, as a line past the cap), its texts kept
+    out of score's table; the rows around it are answered as before."""
+    import pyarrow.compute as pc
+
+    path, _ = table_of(tmp_path, claims(5, seed=4))
+    rows = pq.read_table(path).to_pylist()
+    rows[1]["ids"] = [f"p{k}" for k in range(100)]
+    rows[3]["round_id"] = "r" * 5000
+    pq.write_table(pa.Table.from_pylist(rows, schema=room_table.schema()), path)
+    assert main(["verify", "--rooms", str(path), "-o", str(tmp_path / "out.jsonl"), "--jobs", "1"]) == 0
+    answers = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(a["line"], a["status"], a["round_id"]) for a in answers] == [(2, 413, None), (4, 413, None)]
+    assert "ids is 100 long, past the 64" in answers[0]["detail"]
+    assert "round_id is 5,000 long, past the 4,096" in answers[1]["detail"]
+    assert main(["score", "--rooms", str(path), "-o", str(tmp_path / "amounts.parquet"), "--jobs", "1"]) == 0
+    scored = pq.read_table(tmp_path / "amounts.parquet")
+    assert scored.column("refused").to_pylist() == [None, "payload-too-large", None, "payload-too-large", None]
+    assert pc.max(pc.utf8_length(scored.column("round_id"))).as_py() < 100
+    assert scored.column("ids").to_pylist()[1] is None
