@@ -10,7 +10,8 @@ the per-room path, which explains it, as ``verify --jsonl`` would.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+import errno
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,13 +92,21 @@ class Converted:
     """Claims whose ledger lines the table does not carry (their amounts it does)."""
 
 
+def parquet_writer(path: str | Path, columns: pa.Schema) -> pq.ParquetWriter:
+    """A Parquet file opened to be written; an OSError naming it where it cannot be (pyarrow's names none)."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetWriter(str(path), columns, compression="zstd")
+    except OSError as error:
+        raise OSError(error.errno or errno.EIO, error.strerror or str(error), str(path)) from None
+
+
 class RoomTableWriter:
     """The table in a Parquet file, a row group at a time."""
 
     def __init__(self, path: str | Path) -> None:
-        import pyarrow.parquet as pq
-
-        self._writer = pq.ParquetWriter(str(path), schema(), compression="zstd")
+        self._writer = parquet_writer(path, schema())
         self._rows = _Rows()
 
     def add(self, line: int, round_id: str | None, reference: str, stake: int, room: Any, amounts: list[int]) -> None:
@@ -201,29 +210,82 @@ class _Scored:
     declare: list[bool]
 
 
+SCORED_COLUMNS = {
+    "rooms": ("line", "round_id", "ruleset_id", "ruleset_version", "stake", "refused"),
+    "players": ("line", "player", "amount", "status", "declared", "back", "middle", "front"),
+}
+"""The columns of score's tables a room is converted from."""
+HANDS = (("back", 5), ("middle", 5), ("front", 3))
+CARD_CODES = {text: code for code, text in enumerate(CARD_TEXT)}
+
+
+def scored_tables(directory: Path) -> None:
+    """:class:`NotATable` unless ``directory`` holds score's two tables, each Parquet with the columns
+    read, of score's types: one written otherwise is said so before anything is written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.bulk.tables import arrow_schema
+
+    for table, names in SCORED_COLUMNS.items():
+        path = directory / f"{table}.parquet"
+        try:
+            with open_regular(path):  # a pipe is never waited on
+                pass
+            found = pq.ParquetFile(str(path)).schema_arrow
+        except (pa.ArrowException, ValueError):
+            raise NotATable(Text("table.not_score_table", table=path.name, why=Text("table.bad_footer"))) from None
+        wanted = arrow_schema(table)
+        for name in names:
+            given = found.field(name).type if len(found.get_all_field_indices(name)) == 1 else None
+            if given is None or not _reads_as(given, wanted.field(name).type):
+                why = Text("table.no_score_column", column=name, type=str(wanted.field(name).type))
+                raise NotATable(Text("table.not_score_table", table=path.name, why=why))
+
+
+def _seated(seated: list[dict[str, Any]]) -> _Scored | None:
+    """A scored room's players as the table holds them, or None for a room the table cannot hold as
+    score wrote it: not 2 to 4 players, a hand not of its cards (a leaver scored from bare cards has
+    none), a status or declaration not score's (tables written by someone else)."""
+    if not 2 <= len(seated) <= MOST_PLAYERS:
+        return None
+    codes = []
+    for player in seated:
+        if player["status"] not in STATUSES or type(player["declared"]) is not bool or player["player"] is None:
+            return None
+        for hand, size in HANDS:
+            cards = player[hand].split() if isinstance(player[hand], str) else []
+            if len(cards) != size or not all(card in CARD_CODES for card in cards):
+                return None
+            codes += [CARD_CODES[card] for card in cards]
+    if any(type(p["amount"]) is not int for p in seated):
+        return None
+    statuses = [STATUSES.index(p["status"]) for p in seated]
+    return _Scored([p["player"] for p in seated], bytes(codes), statuses, [p["declared"] for p in seated])
+
+
 def from_scored(directory: Path, out: RoomTableWriter) -> Converted:
     """``maubinh score --format parquet``'s tables → the table, each room's amounts as its claim: the
     scored rooms of a ruleset named by id and version (a request's own variant has no name to find it
-    by again, and a refused room no amounts), every other one left out. The two tables are read side by
-    side a batch at a time, in line order as the command line writes them (:class:`NotATable` if not)."""
+    by again, and a refused room no amounts), every other one left out, and so is a room the table
+    cannot hold (:func:`_seated`). The two tables are read side by side a batch at a time, in line order
+    as the command line writes them (:class:`NotATable` if not, or if a player's line names no room)."""
+    scored_tables(directory)
     done = Converted()
-    players = _by_line(directory / "players.parquet")
-    next(players)
+    players = _ByLine(directory / "players.parquet")
     for room in _rows(directory / "rooms.parquet"):
-        seated = players.send(room["line"])
-        if room["refused"] is not None or "~" in room["ruleset_id"] or any(p["back"] is None for p in seated):
+        if type(room["line"]) is not int:
+            raise NotATable(Text("table.line_null", table="rooms.parquet"))
+        seated = players.take(room["line"])
+        read = _seated(seated)
+        named = isinstance(room["ruleset_id"], str) and "~" not in room["ruleset_id"]
+        if room["refused"] is not None or not named or read is None or type(room["stake"]) is not int:
             done.left_out.append(room["line"])
             continue
-        texts = [card for p in seated for position in ("back", "middle", "front") for card in p[position].split()]
-        read = _Scored(
-            [p["player"] for p in seated],
-            bytes(CARD_TEXT.index(card) for card in texts),
-            [STATUSES.index(p["status"]) for p in seated],
-            [p["declared"] for p in seated],
-        )
         reference = f"{room['ruleset_id']}@{room['ruleset_version']}"
         out.add(room["line"], room["round_id"], reference, room["stake"], read, [p["amount"] for p in seated])
         done.rooms += 1
+    players.finish()
     return done
 
 
@@ -234,19 +296,34 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
         yield from batch.to_pylist()
 
 
-def _by_line(path: Path) -> Generator[list[dict[str, Any]], int, None]:
-    """Sent each room's line in ascending order, gives that line's player rows."""
-    rows = _rows(path)
-    pending = next(rows, None)
-    line = yield []
-    while True:
+class _ByLine:
+    """Score's players table read beside its rooms: each room's player rows, the lines ascending."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows = _rows(path)
+        self.pending = self._next()
+
+    def _next(self) -> dict[str, Any] | None:
+        row = next(self.rows, None)
+        if row is not None and type(row["line"]) is not int:
+            raise NotATable(Text("table.line_null", table=self.path.name))
+        return row
+
+    def take(self, line: int) -> list[dict[str, Any]]:
+        """The player rows of ``line``; :class:`NotATable` for a row of a line passed, out of order or of no room."""
         found = []
-        while pending is not None and pending["line"] <= line:
-            if pending["line"] < line:
-                raise NotATable(Text("table.not_in_order", table=path.name, line=pending["line"], after=line))
-            found.append(pending)
-            pending = next(rows, None)
-        line = yield found
+        while self.pending is not None and self.pending["line"] <= line:
+            if self.pending["line"] < line:
+                raise NotATable(Text("table.not_in_order", table=self.path.name, line=self.pending["line"], after=line))
+            found.append(self.pending)
+            self.pending = self._next()
+        return found
+
+    def finish(self) -> None:
+        """:class:`NotATable` for player rows left past the last room (a line no room holds)."""
+        if self.pending is not None:
+            raise NotATable(Text("table.players_without_room", table=self.path.name, line=self.pending["line"]))
 
 
 def row_refusal(row: dict[str, Any]) -> dict[str, Any] | None:

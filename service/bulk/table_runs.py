@@ -17,6 +17,7 @@ from service.bulk.room_table import (
     emptied,
     opened,
     oversized,
+    parquet_writer,
     request_of,
     row_group,
     row_refusal,
@@ -205,14 +206,13 @@ def score(
     into the Parquet file ``target``, a row group at a time over ``jobs`` workers. Returns the rooms
     and how many were refused."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     groups = checked(path)
     rooms = refused = 0
     workers = min(jobs, groups)
     with (
         mapped(_score_group, range(groups), workers, _start_checking, (str(path), catalogue, language)) as results,
-        pq.ParquetWriter(str(target), amounts_schema(), compression="zstd") as writer,
+        parquet_writer(target, amounts_schema()) as writer,
     ):
         for encoded in results:
             table = pa.ipc.open_stream(encoded).read_all()

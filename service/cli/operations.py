@@ -138,22 +138,31 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     if over := _writes_over(args.output, source, source / "rooms.parquet", source / "players.parquet"):
         say("rooms", "cli.output_is_input", language, output=args.output, input=over)
         return EXIT_USAGE
+    written = False
     try:
-        out = room_table.RoomTableWriter(args.output)
-        try:
-            if source.is_dir():
+        if source.is_dir():
+            room_table.scored_tables(source)  # what is wrong with the input said before -o is opened
+            out = room_table.RoomTableWriter(args.output)
+            written = True
+            try:
                 done = room_table.from_scored(source, out)
-            else:
-                with open_input(args.input) as lines:
+            finally:
+                out.close()
+        else:
+            with open_input(args.input) as lines:
+                out = room_table.RoomTableWriter(args.output)
+                written = True
+                try:
                     done = room_table.from_claims(lines, catalogue, out)
-        finally:
-            out.close()
-    except OSError as error:
-        say("rooms", "cli.cannot_open", language, file=error.filename, error=os_error(error))
-        return EXIT_USAGE
-    except room_table.NotATable as error:
-        Path(args.output).unlink(missing_ok=True)  # half a table is not one
-        say("rooms", "cli.not_a_table", language, path=args.input, why=error.args[0])
+                finally:
+                    out.close()
+    except (OSError, room_table.NotATable) as error:
+        if written:
+            Path(args.output).unlink(missing_ok=True)  # half a table is not one
+        if isinstance(error, OSError):
+            say("rooms", "cli.cannot_open", language, file=error.filename, error=os_error(error))
+        else:
+            say("rooms", "cli.not_a_table", language, path=args.input, why=error.args[0])
         return EXIT_USAGE
     first = ", ".join(map(str, done.left_out[:10])) + (", …" if len(done.left_out) > 10 else "")
     if done.left_out:

@@ -374,3 +374,54 @@ def test_a_row_too_large_to_be_a_room_is_refused_unread(tmp_path: Path, monkeypa
     assert scored.column("refused").to_pylist() == [None, "payload-too-large", None, "payload-too-large", None]
     assert pc.max(pc.utf8_length(scored.column("round_id"))).as_py() < 100
     assert scored.column("ids").to_pylist()[1] is None
+
+
+def test_score_s_tables_changed_by_hand_convert_what_they_can_and_name_the_rest(tmp_path: Path, capsys: Any) -> None:
+    """Before, each of these ended ``maubinh rooms`` in a traceback with its -o left behind: a room the
+    table cannot hold (a card 'ZZ', a back of 4 cards, a status not score's, a fifth player) is left out
+    and named; tables not score's (a column gone, not Parquet, a player row of no room) exit 2 in one
+    line, nothing written; an -o that cannot be written is named, not the input."""
+    made = claims(8, seed=6)
+    rooms = tmp_path / "rooms.jsonl"
+    rooms.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "claimed"}) + "\n" for r in made))
+    scored = tmp_path / "scored"
+    assert main(["score", "--jsonl", str(rooms), "--format", "parquet", "-o", str(scored), "--jobs", "1"]) == 0
+    players = pq.read_table(scored / "players.parquet")
+    rows = players.to_pylist()
+    capsys.readouterr()
+
+    def converted(changed: list[dict[str, Any]] | pa.Table) -> tuple[int, str]:
+        table = changed if isinstance(changed, pa.Table) else pa.Table.from_pylist(changed, schema=players.schema)
+        pq.write_table(table, scored / "players.parquet")
+        (tmp_path / "t.parquet").unlink(missing_ok=True)
+        code = main(["rooms", str(scored), "-o", str(tmp_path / "t.parquet")])
+        return code, capsys.readouterr().err
+
+    for change in (
+        lambda r: r.__setitem__("back", "ZZ " + r["back"].split(" ", 1)[1]),
+        lambda r: r.__setitem__("back", r["back"].rsplit(" ", 1)[0]),
+        lambda r: r.__setitem__("status", "bogus"),
+    ):
+        changed = [dict(r) for r in rows]
+        change(changed[0])
+        assert converted(changed) == (0, f"maubinh rooms: 7 rooms written to {tmp_path / 't.parquet'}; 1 left out "
+                                         "(lines 1): verify --jsonl checks those\n")  # fmt: skip
+    four = next(line for line in range(1, 9) if sum(r["line"] == line for r in rows) == 4)
+    at = max(k for k, r in enumerate(rows) if r["line"] == four) + 1
+    code, said = converted([*rows[:at], {**rows[at - 1], "player": "fifth"}, *rows[at:]])
+    assert code == 0 and f"1 left out (lines {four})" in said
+    code, said = converted(players.drop_columns(["back"]))
+    assert (
+        code == 2 and "players.parquet is not the table maubinh score --format parquet writes: no column back" in said
+    )
+    assert not (tmp_path / "t.parquet").exists() and said.count("\n") == 1
+    code, said = converted([*rows, {**rows[-1], "line": 99}])
+    assert code == 2 and "player rows for line 99, which no room of rooms.parquet holds" in said
+    assert not (tmp_path / "t.parquet").exists()
+    pq.write_table(players, scored / "players.parquet")
+    (tmp_path / "adir").mkdir()
+    assert main(["rooms", str(scored), "-o", str(tmp_path / "adir")]) == 2
+    assert f"cannot open {tmp_path / 'adir'}: is a directory" in capsys.readouterr().err
+    (scored / "rooms.parquet").write_text("not parquet")
+    code, said = converted(players)
+    assert code == 2 and "rooms.parquet is not the table maubinh score" in said and "Traceback" not in said
