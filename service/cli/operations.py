@@ -129,7 +129,7 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     if absent := missing(Text("cli.rooms_need").render(language), AUDIT, language):
         print(f"maubinh rooms: {absent}", file=sys.stderr)
         return EXIT_USAGE
-    from service.bulk import room_table
+    from service.bulk import room_conversion, room_table
 
     source = Path(args.input)
     if source.is_dir() and not (source / "rooms.parquet").is_file():
@@ -141,11 +141,11 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
     written = False
     try:
         if source.is_dir():
-            room_table.scored_tables(source)  # what is wrong with the input said before -o is opened
+            room_conversion.scored_tables(source)  # what is wrong with the input said before -o is opened
             out = room_table.RoomTableWriter(args.output)
             written = True
             try:
-                done = room_table.from_scored(source, out)
+                done = room_conversion.from_scored(source, out)
             finally:
                 out.close()
         else:
@@ -153,7 +153,7 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
                 out = room_table.RoomTableWriter(args.output)
                 written = True
                 try:
-                    done = room_table.from_claims(lines, catalogue, out)
+                    done = room_conversion.from_claims(lines, catalogue, out)
                 finally:
                     out.close()
     except (OSError, room_table.NotATable) as error:

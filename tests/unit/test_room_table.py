@@ -14,17 +14,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from test_bulk_engine import claims
 
-from service.bulk import jsonl, room_table, table_engine, table_runs
+from service.bulk import jsonl, room_conversion, room_table, table_engine, table_runs
 from service.cli import main
 from service.documents import OPERATIONS, answer
 from service.rulesets.operator_folder import catalogue_for
 from service.scoring.claims import settles
 
 
-def table_of(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[Path, room_table.Converted]:
+def table_of(tmp_path: Path, requests: list[dict[str, Any]]) -> tuple[Path, room_conversion.Converted]:
     path = tmp_path / "rooms.parquet"
     out = room_table.RoomTableWriter(path)
-    done = room_table.from_claims([json.dumps(r).encode() for r in requests], catalogue_for(None), out)
+    done = room_conversion.from_claims([json.dumps(r).encode() for r in requests], catalogue_for(None), out)
     out.close()
     return path, done
 
