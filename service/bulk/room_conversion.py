@@ -15,7 +15,15 @@ from typing import Any
 
 from service.bulk.engine import Reader
 from service.bulk.lines import lines_of
-from service.bulk.room_table import MOST_PLAYERS, NOT_A_CARD, ROW_GROUP_ROOMS, NotATable, RoomTableWriter, reads_as
+from service.bulk.room_table import (
+    MOST_PLAYERS,
+    NOT_A_CARD,
+    ROW_GROUP_ROOMS,
+    NotATable,
+    RoomTableWriter,
+    in_types,
+    reads_as,
+)
 from service.contract import MAX_EXACT_AMOUNT, STATUSES
 from service.game.cards import CARD_TEXT
 from service.rulesets.catalogue import Catalogue
@@ -137,7 +145,10 @@ def scored_tables(directory: Path) -> None:
             raise NotATable(Text("table.not_score_table", table=path.name, why=Text("table.bad_footer"))) from None
         wanted = arrow_schema(table)
         for name in names:
-            given = found.field(name).type if len(found.get_all_field_indices(name)) == 1 else None
+            if len(found.get_all_field_indices(name)) > 1:
+                why = Text("table.column_twice", column=name)
+                raise NotATable(Text("table.not_score_table", table=path.name, why=why))
+            given = found.field(name).type if name in found.names else None
             if given is None or not reads_as(given, wanted.field(name).type):
                 why = Text("table.no_score_column", column=name, type=str(wanted.field(name).type))
                 raise NotATable(Text("table.not_score_table", table=path.name, why=why))
@@ -190,10 +201,19 @@ def from_scored(directory: Path, out: RoomTableWriter) -> Converted:
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    """Score's table at ``path``, its columns read here (no other) in score's types, a row at a time."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    for batch in pq.ParquetFile(str(path)).iter_batches(ROW_GROUP_ROOMS):
-        yield from batch.to_pylist()
+    from service.bulk.tables import arrow_schema
+
+    table = path.stem
+    wanted = pa.schema([arrow_schema(table).field(name) for name in SCORED_COLUMNS[table]])
+    read = pq.ParquetFile(str(path))
+    for group in range(read.metadata.num_row_groups):
+        batches = read.iter_batches(ROW_GROUP_ROOMS, row_groups=[group], columns=list(wanted.names))
+        for batch in in_types(batches, wanted, group):
+            yield from batch.to_pylist()
 
 
 class _ByLine:

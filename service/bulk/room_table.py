@@ -11,7 +11,7 @@ the per-room path, which explains it, as ``verify --jsonl`` would.
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -140,6 +140,10 @@ ROW_TEXT_MOST = 4096
 a room seats four, a round id holds 128 characters and an id 64, so past these a row is no room's."""
 
 
+TEXT_COLUMNS = ("round_id", "ruleset", "ids")
+"""The columns of text a row too large to read has emptied (:func:`emptied`)."""
+
+
 def oversized(batch: pa.RecordBatch) -> dict[int, dict[str, Any]]:
     """The refusal of each row of ``batch`` (by its index) past :data:`ROW_IDS_MOST` ids or
     :data:`ROW_TEXT_MOST` characters in a text: refused unread, as a line past the cap is
@@ -212,7 +216,7 @@ def batches(path: str | Path) -> Iterator[pa.RecordBatch]:
     """The table's rows a row group at a time, in its columns' types."""
     table = opened(path)
     for group in range(table.metadata.num_row_groups):
-        yield from row_group(table, group)
+        yield from row_groups(table, [group])
 
 
 def opened(path: str | Path) -> pq.ParquetFile:
@@ -224,19 +228,23 @@ def opened(path: str | Path) -> pq.ParquetFile:
     return pq.ParquetFile(str(path))
 
 
-TEXT_COLUMNS = ("round_id", "ruleset", "ids")
+def row_groups(table: pq.ParquetFile, groups: Sequence[int]) -> Iterator[pa.RecordBatch]:
+    """The rows of consecutive row groups, at most :data:`ROW_GROUP_ROOMS` at a time however they were
+    written (small groups read together, by one reader), in the table's types (:func:`in_types`)."""
+    wanted = schema()
+    batches = table.iter_batches(ROW_GROUP_ROOMS, row_groups=list(groups), columns=wanted.names)
+    named = str(groups[0]) if len(groups) == 1 else f"{groups[0]}–{groups[-1]}"
+    yield from in_types(batches, wanted, named)
 
 
-def row_group(table: pq.ParquetFile, group: int) -> Iterator[pa.RecordBatch]:
-    """One row group's rows, at most :data:`ROW_GROUP_ROOMS` at a time however it was written, in the
-    table's types; :class:`NotATable` for a page that does not read, an integer its column's type cannot
-    hold (a uint64 claim past 2^63 was wrapped to a negative one, and agreed), or text not UTF-8 (which
-    Parquet's reader does not check)."""
+def in_types(batches: Iterator[pa.RecordBatch], wanted: pa.Schema, group: int | str) -> Iterator[pa.RecordBatch]:
+    """``batches`` (of row group ``group``) in ``wanted``'s types; :class:`NotATable` for a page that does
+    not read, an integer its column's type cannot hold (a uint64 claim past 2^63 was wrapped to a negative
+    one, and agreed), or text not UTF-8 (which Parquet's reader does not check)."""
     import pyarrow as pa
 
-    wanted = schema()
     try:
-        for batch in table.iter_batches(ROW_GROUP_ROOMS, row_groups=[group], columns=wanted.names):
+        for batch in batches:
             columns = []
             for field_ in wanted:
                 try:
@@ -244,11 +252,11 @@ def row_group(table: pq.ParquetFile, group: int) -> Iterator[pa.RecordBatch]:
                 except pa.ArrowInvalid:
                     raise NotATable(Text("table.out_of_range", column=field_.name, type=str(field_.type))) from None
             read = pa.RecordBatch.from_arrays(columns, schema=wanted)
-            for name in TEXT_COLUMNS:
+            for field_ in wanted:
                 try:
-                    read.column(name).validate(full=True)
+                    read.column(field_.name).validate(full=True)
                 except pa.ArrowInvalid:
-                    raise NotATable(Text("table.not_utf8", column=name, group=group)) from None
+                    raise NotATable(Text("table.not_utf8", column=field_.name, group=group)) from None
             yield read
     except (pa.ArrowException, OSError):  # a page that does not read: pyarrow's English stays out
         raise NotATable(Text("table.bad_group", group=group)) from None

@@ -33,6 +33,9 @@ def mapped(
     pool = multiprocessing.get_context("fork").Pool(jobs, initializer=start, initargs=arguments)
     try:
         yield pool.imap(function, items)
+    except BaseException:  # the run ends here: the shares still queued are not worked through first
+        pool.terminate()
+        raise
     finally:
         pool.close()
         pool.join()

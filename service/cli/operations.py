@@ -116,9 +116,15 @@ def _writes_over(output: str | None, *read: str | Path) -> str | None:
     would empty what is about to be read (a table given as its own ``-o`` was truncated, then said empty)."""
     for source in read:
         try:
-            if output and os.path.samefile(output, source):
+            if not output:
+                return None
+            if str(source) == "-":  # standard input: the file behind it, if any (rooms - -o F < F)
+                given, written = os.fstat(sys.stdin.fileno()), os.stat(output)
+                if (given.st_dev, given.st_ino) == (written.st_dev, written.st_ino):
+                    return str(source)
+            elif os.path.samefile(output, source):
                 return str(source)
-        except OSError:  # one of them not there yet: not the same file
+        except (OSError, ValueError):  # one of them not there yet, or no standard input: not the same file
             continue
     return None
 
@@ -215,6 +221,11 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
         try:
             done = table_runs.verify(args.rooms, catalogue, out, args.lang, args.jobs)
+        except NotATable:  # a row group found bad after others were answered: half the answers are not them
+            if out is not sys.stdout.buffer:
+                out.close()
+                Path(args.output).unlink(missing_ok=True)
+            raise
         finally:
             if out is not sys.stdout.buffer:
                 out.close()
