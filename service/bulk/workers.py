@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -30,7 +31,7 @@ def mapped(
 
     frozen = gc.get_freeze_count() > 0  # as a command's entry point leaves it
     gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
-    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=start, initargs=arguments)
+    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_started, initargs=(start, arguments))
     try:
         yield pool.imap(function, items)
     except BaseException:  # the run ends here: the shares still queued are not worked through first
@@ -41,3 +42,10 @@ def mapped(
         pool.join()
         if not frozen:  # a process that did not freeze its collector (a test, a Spark task) gets it back whole
             gc.unfreeze()
+
+
+def _started(start: Callable[..., None], arguments: tuple[Any, ...]) -> None:
+    """A worker set up: SIGTERM ends it, whatever handler its parent had (a log server's, a test's), so
+    that a run that fails can stop its workers (``terminate`` sends it) and never waits on one."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    start(*arguments)

@@ -84,3 +84,21 @@ def test_a_share_that_fails_ends_the_run_without_working_through_the_queued_ones
         list(results)
     with open(trail) as worked:
         assert len(worked.read().splitlines()) < 1500
+
+
+def test_a_failing_run_stops_its_workers_whatever_sigterm_did_in_the_parent(tmp_path: Path) -> None:
+    """A parent that handles SIGTERM (the log server does) handed its handler to the workers, which then
+    outlived the pool's terminate: the run that failed waited on them for ever."""
+    import signal
+
+    trail = os.path.join(tmp_path, "trail")
+    open(trail, "w").close()
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    try:
+        with (
+            pytest.raises(ValueError, match="the first share is bad"),
+            mapped(_fail_first, range(3000), 2, _start_trail, (trail,)) as results,
+        ):
+            list(results)
+    finally:
+        signal.signal(signal.SIGTERM, before)
