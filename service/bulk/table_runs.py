@@ -28,6 +28,7 @@ from service.bulk.table_engine import agreeing, resolved, settled
 from service.bulk.workers import mapped
 from service.rulesets import Ruleset
 from service.rulesets.catalogue import Catalogue
+from service.support.regular_files import remove_half_written
 from service.texts import Language
 
 if TYPE_CHECKING:
@@ -250,6 +251,6 @@ def score(
                     rooms += table.num_rows
                     refused += table.num_rows - table.column("refused").null_count
         except BaseException:  # a row group found bad after others were written: half a table is not one
-            Path(target).unlink(missing_ok=True)
+            remove_half_written(target)
             raise
     return rooms, refused

@@ -31,6 +31,7 @@ from service.rulesets.catalogue import Catalogue
 from service.serialize import dumps
 from service.support.cores import available_cores
 from service.support.extras import AUDIT, missing
+from service.support.regular_files import remove_half_written
 from service.texts import Language, Text, os_error
 
 if TYPE_CHECKING:  # loaded where used: one room's `maubinh score` starts without them (numpy, the engine)
@@ -164,7 +165,7 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
                     out.close()
     except (OSError, room_table.NotATable) as error:
         if written:
-            Path(args.output).unlink(missing_ok=True)  # half a table is not one
+            remove_half_written(args.output)  # half a table is not one
         if isinstance(error, OSError):
             say("rooms", "cli.cannot_open", language, file=error.filename, error=os_error(error))
         else:
@@ -224,7 +225,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         except NotATable:  # a row group found bad after others were answered: half the answers are not them
             if out is not sys.stdout.buffer:
                 out.close()
-                Path(args.output).unlink(missing_ok=True)
+                remove_half_written(args.output)
             raise
         finally:
             if out is not sys.stdout.buffer:

@@ -1,4 +1,4 @@
-"""A file given by name, opened to be read only if it is a regular one."""
+"""A file given by name, read or removed only if it is a regular one."""
 
 from __future__ import annotations
 
@@ -16,3 +16,13 @@ def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
         os.close(opened)
         raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
     return os.fdopen(opened, "rb")
+
+
+def remove_half_written(path: str | os.PathLike[str]) -> None:
+    """Remove what a failed run half wrote at ``path``, where that is a regular file: a device the output
+    was sent to (``-o /dev/null``, which a run once removed), a pipe or a link is left as it is."""
+    try:
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            os.unlink(path)
+    except FileNotFoundError:
+        pass

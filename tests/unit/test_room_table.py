@@ -474,3 +474,25 @@ def test_rooms_reads_only_the_columns_it_converts_and_never_writes_over_its_stan
         monkeypatch.setattr("sys.stdin", given)
         assert main(["rooms", "-", "-o", str(claims_file)]) == 2
     assert "is the input -" in capsys.readouterr().err and claims_file.read_bytes() == kept
+
+
+def test_what_a_failed_run_removes_is_a_regular_file_it_wrote_never_a_device_a_pipe_or_a_link(tmp_path: Path) -> None:
+    """The removal of a half-written -o removed whatever the name named: ``score --rooms BAD -o /dev/null``
+    removed /dev/null, and the next writer made it a regular file (the suite's postgres then failed)."""
+    from service.support.regular_files import remove_half_written
+
+    written, target = tmp_path / "written", tmp_path / "target"
+    written.write_text("half")
+    target.write_text("kept")
+    (tmp_path / "link").symlink_to(target)
+    os.mkfifo(tmp_path / "pipe")
+    for name in ("written", "link", "pipe", "missing"):
+        remove_half_written(tmp_path / name)
+    assert not written.exists() and target.read_text() == "kept"
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "pipe").exists()
+    made = claims(2, seed=1)
+    path, _ = table_of(tmp_path, made)
+    bad = pa.array([b"\xff"] * 2, pa.binary()).view(pa.string())
+    pq.write_table(pq.read_table(path).set_column(1, "round_id", bad), path)
+    assert main(["score", "--rooms", str(path), "-o", str(tmp_path / "link")]) == 2
+    assert (tmp_path / "link").is_symlink()
