@@ -11,6 +11,13 @@ from typing import Any, TypeVar
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
+_WATCH_SECONDS = 0.5  # how soon a worker's death is noticed while its share is awaited
+
+
+class WorkerLost(RuntimeError):
+    """A worker process died before its share was done (killed, say by the out-of-memory killer): the
+    run cannot be whole, and waiting would be for ever."""
+
 
 @contextmanager
 def mapped(
@@ -29,11 +36,13 @@ def mapped(
         return
     import multiprocessing  # only here: a single room's start-up does without it
 
+    context = multiprocessing.get_context("fork")
+    set_up = context.Value("i", 0)
     frozen = gc.get_freeze_count() > 0  # as a command's entry point leaves it
     gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
-    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_started, initargs=(start, arguments))
+    pool = context.Pool(jobs, initializer=_started, initargs=(start, arguments, set_up))
     try:
-        yield pool.imap(function, items)
+        yield _watched(pool.imap(function, items), set_up, jobs)
     except BaseException:  # the run ends here: the shares still queued are not worked through first
         pool.terminate()
         raise
@@ -44,8 +53,25 @@ def mapped(
             gc.unfreeze()
 
 
-def _started(start: Callable[..., None], arguments: tuple[Any, ...]) -> None:
+def _watched(results: Any, set_up: Any, jobs: int) -> Iterator[Result]:
+    """``results`` as they come, or :class:`WorkerLost`: the pool replaces a worker that dies but loses
+    its share, whose result then never comes; a worker set up past the first ``jobs`` says one died."""
+    import multiprocessing
+
+    while True:
+        try:
+            yield results.next(_WATCH_SECONDS)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            if set_up.value > jobs:
+                raise WorkerLost from None
+
+
+def _started(start: Callable[..., None], arguments: tuple[Any, ...], set_up: Any) -> None:
     """A worker set up: SIGTERM ends it, whatever handler its parent had (a log server's, a test's), so
     that a run that fails can stop its workers (``terminate`` sends it) and never waits on one."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with set_up.get_lock():
+        set_up.value += 1
     start(*arguments)

@@ -9,6 +9,7 @@ from importlib import import_module
 from typing import Any
 
 from service.bulk.lines import LineCapError, max_line_bytes
+from service.bulk.workers import WorkerLost
 from service.cli import operations
 from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
 from service.documents import OPERATIONS
@@ -78,6 +79,15 @@ def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) ->
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     args = _parser(chosen_language(words), words).parse_args(words)
+    try:
+        return _run(args)
+    except WorkerLost:  # whichever bulk command it was: a run with a share missing is said, never waited on
+        language = getattr(args, "lang", DEFAULT_LANGUAGE)
+        print(f"maubinh {args.command}: {Text('cli.worker_lost').render(language)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         from service.server.serve import serve
 

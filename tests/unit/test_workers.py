@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from service.bulk.workers import mapped
+from service.bulk.workers import WorkerLost, mapped
 
 _offset = 0
 
@@ -89,8 +92,6 @@ def test_a_share_that_fails_ends_the_run_without_working_through_the_queued_ones
 def test_a_failing_run_stops_its_workers_whatever_sigterm_did_in_the_parent(tmp_path: Path) -> None:
     """A parent that handles SIGTERM (the log server does) handed its handler to the workers, which then
     outlived the pool's terminate: the run that failed waited on them for ever."""
-    import signal
-
     trail = os.path.join(tmp_path, "trail")
     open(trail, "w").close()
     before = signal.signal(signal.SIGTERM, lambda signum, frame: None)
@@ -102,3 +103,76 @@ def test_a_failing_run_stops_its_workers_whatever_sigterm_did_in_the_parent(tmp_
             list(results)
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+class _Hung(Exception):
+    pass
+
+
+@contextmanager
+def _at_most(seconds: int) -> Iterator[None]:
+    """The code before waited for ever: the test fails in ``seconds`` rather than hang the suite."""
+
+    def hung(signum: int, frame: object) -> None:
+        raise _Hung
+
+    before = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+def _killed_on_first(item: int) -> int:
+    if item == 0:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer ends a worker
+    time.sleep(0.002)
+    return item
+
+
+def test_a_worker_killed_mid_share_ends_the_run_with_worker_lost() -> None:
+    """The pool replaces a worker that dies and loses its share: --jobs 2 waited for that share for ever."""
+    started = time.monotonic()
+    with (
+        _at_most(30),
+        pytest.raises(WorkerLost),
+        mapped(_killed_on_first, range(400), 2, _start, (0,)) as results,
+    ):
+        list(results)
+    assert time.monotonic() - started < 10
+
+
+def _cannot_start(offset: int) -> None:
+    raise OSError("the table is gone")
+
+
+def test_a_worker_that_cannot_be_set_up_ends_the_run_with_worker_lost() -> None:
+    """A set-up that fails kills its worker, and the pool started another, and another, for ever."""
+    with _at_most(30), pytest.raises(WorkerLost), mapped(_work, range(10), 2, _cannot_start, (0,)) as results:
+        list(results)
+
+
+def _killed(chunk: object) -> object:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return chunk
+
+
+def test_the_command_line_says_a_lost_worker_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any bulk command: the run stops, says why and that its output is not whole (it hung, saying nothing)."""
+    from audit_lines import MONTH, RULES
+
+    from service.bulk import jsonl
+    from service.cli import main
+
+    monkeypatch.setenv("MAUBINH_RULESETS_DIR", str(RULES))
+    monkeypatch.setattr(jsonl, "_answer_chunk", _killed)  # the workers inherit it: forked after this
+    with _at_most(60):
+        status = main(["score", "--jsonl", str(MONTH), "--jobs", "2", "-o", str(tmp_path / "out.jsonl")])
+    assert status == 2
+    said = capsys.readouterr().err
+    assert "a worker process ended before its share of the work was done" in said
+    assert "not the whole answer" in said
