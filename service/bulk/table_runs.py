@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.bulk.room_table import (
     MOST_PLAYERS,
@@ -76,9 +76,15 @@ def shares(path: str | Path) -> list[Share]:
     return [*found, tuple(share)] if share else found
 
 
-def _batches(share: Share) -> Iterator[pa.RecordBatch]:
+def _batches(share: Share) -> Iterator[tuple[pa.RecordBatch, dict[int, dict[str, Any]]]]:
+    """The share's rows a batch at a time, their rulesets resolved, with the refusal of each row past
+    a row's bounds: such rows are refused unread, their texts null, and the engine takes none of them."""
     assert _checking is not None
-    return row_groups(_checking.table, share)
+    for read in row_groups(_checking.table, share):
+        too_large = oversized(read)
+        batch = emptied(read, too_large)
+        resolved(batch, _checking.catalogue, _checking.rulesets)
+        yield batch, too_large
 
 
 def _check_group(group: Share) -> tuple[bytes, int, int, int]:
@@ -95,10 +101,7 @@ def _check_group(group: Share) -> tuple[bytes, int, int, int]:
     assert _checking is not None
     out: list[bytes] = []
     lines = refused = agreed = 0
-    for read in _batches(group):
-        too_large = oversized(read)  # refused unread: their texts null, the engine takes none of them
-        batch = emptied(read, too_large)
-        resolved(batch, _checking.catalogue, _checking.rulesets)
+    for batch, too_large in _batches(group):
         agrees = agreeing(batch, _checking.rulesets)
         lines += batch.num_rows
         agreed += int(agrees.sum())
@@ -112,7 +115,7 @@ def _check_group(group: Share) -> tuple[bytes, int, int, int]:
                 out.append(dumps(traced(line, b"{}", 413, too_large[k]), _checking.language) + b"\n")
                 continue
             row = next(rows)
-            text = json.dumps(request_of(row), ensure_ascii=False).encode()
+            text = json.dumps(request_of(row), ensure_ascii=False).encode()  # a refusal names its round from it
             refusal = row_refusal(row)
             status, body = (
                 (422, refusal)
@@ -179,10 +182,7 @@ def _score_group(group: Share) -> bytes:
     assert _checking is not None
     out = pa.BufferOutputStream()
     with pa.ipc.new_stream(out, amounts_schema()) as writer:
-        for read in _batches(group):
-            too_large = oversized(read)  # refused unread: their texts null, in the answer's table too
-            batch = emptied(read, too_large)
-            resolved(batch, _checking.catalogue, _checking.rulesets)
+        for batch, too_large in _batches(group):
             units, done = settled(batch, _checking.rulesets)
             stake = batch.column("stake").fill_null(0).to_numpy()
             refs = batch.column("ruleset").to_pylist()

@@ -9,6 +9,8 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,22 +149,18 @@ def run_rooms(args: argparse.Namespace, catalogue: Catalogue) -> int:
         return EXIT_USAGE
     written = False
     try:
-        if source.is_dir():
-            room_conversion.scored_tables(source)  # what is wrong with the input said before -o is opened
+        with ExitStack() as inputs:
+            if source.is_dir():
+                room_conversion.scored_tables(source)  # what is wrong with the input said before -o is opened
+                convert = partial(room_conversion.from_scored, source)
+            else:
+                convert = partial(room_conversion.from_claims, inputs.enter_context(open_input(args.input)), catalogue)
             out = room_table.RoomTableWriter(args.output)
             written = True
             try:
-                done = room_conversion.from_scored(source, out)
+                done = convert(out)
             finally:
                 out.close()
-        else:
-            with open_input(args.input) as lines:
-                out = room_table.RoomTableWriter(args.output)
-                written = True
-                try:
-                    done = room_conversion.from_claims(lines, catalogue, out)
-                finally:
-                    out.close()
     except (OSError, room_table.NotATable) as error:
         if written:
             remove_half_written(args.output)  # half a table is not one
