@@ -30,7 +30,7 @@ from service.rulesets import (
     patch_bound_faults,
     with_defaults,
 )
-from service.rulesets.checks import unknown_deletions
+from service.rulesets.checks import same_json, unknown_deletions
 from service.support.suggest import near
 from service.texts import Text
 
@@ -102,7 +102,7 @@ def changes_between(base: Mapping[str, Any], variant: Mapping[str, Any]) -> tupl
     """Every leaf (an array counts as one) that differs, in the variant's order then the base's."""
     before, after = dict(_leaves(dict(base))), dict(_leaves(dict(variant)))
     fields = list(after) + [f for f in before if f not in after]
-    return tuple(Change(f, before.get(f), after.get(f)) for f in fields if before.get(f) != after.get(f))
+    return tuple(Change(f, before.get(f), after.get(f)) for f in fields if not same_json(before.get(f), after.get(f)))
 
 
 class BuiltinRuleset:
@@ -281,7 +281,7 @@ class Catalogue:
         if version is not None:  # an operator's own version; the knobs its base's version knew
             written["version"] = str(version)
         if "id" not in patch and not faults:
-            if merged == base_document:
+            if same_json(merged, base_document):
                 return build_ruleset(base.data, digest=base.digest, base=base.ref)
             merged["id"] = written["id"] = f"{base.id}{CUSTOM_SUFFIX}"
         try:

@@ -193,6 +193,18 @@ def unknown_deletions(node: Any, declared: Mapping[str, Any] | None = None, path
             yield RulesetFault((*path, key), Text("ruleset.unknown_field", key=key), "unknown_field")
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Equal as JSON values: Python's ``==`` holds ``True == 1`` and ``False == 0``, which JSON and the
+    schema tell apart (a patch's 0 for a base's false was taken as no change, and never checked)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_json(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
 def _schema_errors(document: Any, checked: Mapping[str, Any] | None) -> Iterator[Any]:
     """jsonschema's errors for ``document``. With ``checked``, a document that passed and that this one
     was merged from, only the top-level fields that differ from it are checked again (nothing in the
@@ -208,7 +220,7 @@ def _schema_errors(document: Any, checked: Mapping[str, Any] | None) -> Iterator
     shallow = {k: ({p: True for p in v} if k == "properties" else v) for k, v in root.items()}
     yield from validator.evolve(schema=shallow).iter_errors(document)
     for key, declared in root["properties"].items():
-        if key in document and (key not in checked or checked[key] != document[key]):
+        if key in document and (key not in checked or not same_json(checked[key], document[key])):
             for error in validator.evolve(schema=declared).iter_errors(document[key]):
                 error.path.appendleft(key)
                 yield error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -234,6 +235,44 @@ def test_every_fault_of_a_patch_is_named_at_once() -> None:
     pointers = [p for p, _ in _refused(room({"base": "maubinh-2020", "patch": patch}, seat("P"), seat("Q")))]
     assert {"/ruleset/patch/version", "/ruleset/patch/sap_lang", "/ruleset/patch/scoop/multiplier",
             "/ruleset/patch/labels/front"} <= set(pointers)  # fmt: skip
+
+
+def _swapped_leaves(document: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Each boolean of ``document`` as the number Python's ``==`` takes it for, and each 0 or 1 as a boolean."""
+    if isinstance(document, Mapping):
+        return [found for key, value in document.items() for found in _swapped_leaves(value, (*path, key))]
+    if isinstance(document, bool):
+        return [(path, int(document))]
+    if type(document) is int and document in (0, 1):
+        return [(path, bool(document))]
+    return []
+
+
+def _patch_at(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    patch: Any = value
+    for key in reversed(path):
+        patch = {key: patch}
+    return dict(patch)
+
+
+SWAPS = [
+    (base, path, value)
+    for base in ("maubinh-2020", "maubinh-chi-at", "maubinh-bao")
+    for path, value in _swapped_leaves(with_defaults(builtin_catalogue().resolve(base).data))
+]
+
+
+@pytest.mark.parametrize(("base", "path", "value"), SWAPS, ids=[f"{b}:{'.'.join(p)}={v}" for b, p, v in SWAPS])
+def test_a_boolean_written_as_a_number_or_a_number_as_a_boolean_is_refused_at_its_pointer(
+    base: str, path: tuple[str, ...], value: Any
+) -> None:
+    """Python's == holds 0 == False: such a patch was taken as no change to the base's value and never
+    checked, and reached the settlement (a 500), or left the base's digest; alone or beside a change."""
+    pointer = "/ruleset/patch/" + "/".join(path)
+    for patch in (_patch_at(path, value), merge_patch(_patch_at(path, value), {"labels": {"back": "X"}})):
+        request = room({"base": base, "patch": patch}, seat("P", "2S 3D 5H 7C 9S | AS AD KS QD JC | 4H 4C 8D"),
+                       seat("Q", "9D 9C 9H 4S 4D | 8S 8H 6C 6D TS | AH 3S 2C"))  # fmt: skip
+        assert (pointer, "invalid_ruleset") in _refused(request)
 
 
 @pytest.mark.parametrize(
