@@ -40,6 +40,7 @@ def mapped(
     set_up = context.Value("i", 0)
     frozen = gc.get_freeze_count() > 0  # as a command's entry point leaves it
     gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
+    handler = _default_sigterm()
     pool = context.Pool(jobs, initializer=_started, initargs=(start, arguments, set_up))
     try:
         yield _watched(pool.imap(function, items), set_up, jobs)
@@ -49,8 +50,23 @@ def mapped(
     finally:
         pool.close()
         pool.join()
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
         if not frozen:  # a process that did not freeze its collector (a test, a Spark task) gets it back whole
             gc.unfreeze()
+
+
+def _default_sigterm() -> Any:
+    """SIGTERM's default while the pool lives, and the handler it replaced (None if none): a worker the
+    pool forks to replace a dead one takes the parent's handler with it, and one that took ``terminate``'s
+    SIGTERM with that handler, before setting its own, lived on and the run waited on it for ever."""
+    import threading
+
+    handler = signal.getsignal(signal.SIGTERM)
+    if handler in (signal.SIG_DFL, None) or threading.current_thread() is not threading.main_thread():
+        return None  # off the main thread a handler cannot be set: the workers set their own first thing
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return handler
 
 
 def _watched(results: Any, set_up: Any, jobs: int) -> Iterator[Result]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextvars
 import importlib
 import logging
+import signal
 import sys
+from collections.abc import Iterator
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -19,10 +21,14 @@ def _as_gunicorn(hook: Any, *args: Any) -> None:
 
 
 @pytest.fixture
-def config(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+def config(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)  # importing it empties that folder
     sys.modules.pop("service.server.gunicorn_config", None)
-    return importlib.import_module("service.server.gunicorn_config")
+    stops = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
+    handlers = {signum: signal.getsignal(signum) for signum in stops}
+    yield importlib.import_module("service.server.gunicorn_config")
+    for signum, handler in handlers.items():  # post_fork sets a worker's: this process is no worker after
+        signal.signal(signum, handler)
 
 
 def limit(config: ModuleType, age: int, workers: int = 2, max_requests: int = 20000, drawn: int = 21000) -> int:

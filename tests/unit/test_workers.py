@@ -9,9 +9,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from service.bulk import workers
 from service.bulk.workers import WorkerLost, mapped
 
 _offset = 0
@@ -176,3 +178,40 @@ def test_the_command_line_says_a_lost_worker_and_exits_2(
     said = capsys.readouterr().err
     assert "a worker process ended before its share of the work was done" in said
     assert "not the whole answer" in said
+
+
+_set_up = workers._started
+
+
+def _killed_on_second(item: int) -> int:
+    if item == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.002)
+    return item
+
+
+def _slow_to_set_up(start: Any, arguments: tuple[Any, ...], set_up: Any) -> None:
+    time.sleep(1.0)  # a worker just forked, its parent's SIGTERM handler still its own
+    _set_up(start, arguments, set_up)
+
+
+def test_a_worker_forked_after_one_died_is_stopped_whatever_the_parent_s_sigterm_handler(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker forked to replace a dead one took its parent's SIGTERM handler, and terminate's SIGTERM
+    came before it set its own: it lived on, blocked, and the run waited on it for ever (the suite hung:
+    a test had left gunicorn's worker handler in this process)."""
+    monkeypatch.setattr(workers, "_started", _slow_to_set_up)
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    try:
+        with (
+            _at_most(30),
+            pytest.raises(ValueError, match="the caller stops"),
+            mapped(_killed_on_second, range(400), 2, _start, (0,)) as results,
+        ):
+            next(results)
+            time.sleep(0.3)  # the dead worker's successor is setting up
+            raise ValueError("the caller stops")
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the parent's handler given back
+    finally:
+        signal.signal(signal.SIGTERM, before)
