@@ -10,11 +10,11 @@ from typing import Any
 
 from service.bulk.lines import LineCapError, max_line_bytes
 from service.bulk.workers import WorkerLost
-from service.cli import operations
+from service.cli import operations, standard_output
 from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
 from service.documents import OPERATIONS
 from service.rulesets.operator_folder import OperatorFileError
-from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
+from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text, os_error
 
 
 def _serve_arguments(serve: argparse.ArgumentParser, helped: Helped, language: Language) -> None:
@@ -78,12 +78,20 @@ def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) ->
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    args = _parser(chosen_language(words), words).parse_args(words)
+    language = chosen_language(words)
+    command = words[0] if words and not words[0].startswith("-") else ""
+    standard_output.stand_in_if_closed()
     try:
+        args = _parser(language, words).parse_args(words)
+        command, language = args.command, getattr(args, "lang", language)
         return _run(args)
     except WorkerLost:  # whichever bulk command it was: a run with a share missing is said, never waited on
-        language = getattr(args, "lang", DEFAULT_LANGUAGE)
-        print(f"maubinh {args.command}: {Text('cli.worker_lost').render(language)}", file=sys.stderr)
+        print(f"maubinh {command}: {Text('cli.worker_lost').render(language)}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as error:  # a write that failed mid-run (a full disk, a reader gone): said, never a traceback
+        standard_output.let_go()
+        said = Text("cli.stopped_on_os_error", error=os_error(error)).render(language)
+        print(f"maubinh {command}: {said}".replace("maubinh :", "maubinh:"), file=sys.stderr)
         return EXIT_USAGE
 
 

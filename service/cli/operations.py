@@ -230,7 +230,9 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
             if out is not sys.stdout.buffer:
                 out.close()
     except OSError as error:
-        say("verify", "cli.cannot_open", args.lang, file=error.filename or args.rooms, error=os_error(error))
+        if error.filename is None:
+            raise  # a write that failed (a full disk, a reader gone): said as every command says it
+        say("verify", "cli.cannot_open", args.lang, file=error.filename, error=os_error(error))
         return EXIT_USAGE
     except NotATable as error:
         say("verify", "cli.not_a_table", args.lang, path=args.rooms, why=error.args[0])

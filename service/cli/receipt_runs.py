@@ -98,6 +98,8 @@ def verify_many(
     try:
         done = run(files, lambda: checker, args.jobs, write, language, progress, hashed=args.report is not None)
     except OSError as error:
+        if error.filename is None:
+            raise  # a write that failed (a full disk, a reader gone): said as every command says it
         say(command, "cli.cannot_open", language, file=error.filename, error=os_error(error))
         return EXIT_USAGE
     finally:

@@ -101,6 +101,8 @@ OS_ERRORS = {
     errno.EIO: "oserror.EIO",
     errno.ESTALE: "oserror.ESTALE",
     errno.ENODEV: "oserror.ENODEV",
+    errno.EPIPE: "oserror.EPIPE",
+    errno.EBADF: "oserror.EBADF",
 }
 """The system's errors a file of the command line or of an operator's folder meets, in the phrasebook."""
 

@@ -378,3 +378,31 @@ def test_a_jsonl_spreadsheet_has_one_header_and_sets_problems_aside(tmp_path: Pa
     assert refused and all(json.loads(line)["status"] in (400, 422) for line in refused)
     scored = [json.loads(line) for line in run("score", "--jsonl", str(rooms)).stdout.splitlines()]
     assert len(one.stdout.splitlines()) == 1 + sum(len(s["ledger"]) for s in scored if "ledger" in s)
+
+
+ARRANGE = '{"ruleset":"maubinh-2020","cards":["AS","KD","QS","JC","9S","9H","8H","7C","6H","5H","4D","3D","2D"]}\n'
+
+
+@pytest.mark.parametrize(
+    ("shell", "why"),
+    [
+        ("{m} arrange {a} -o /dev/full", "no space left on device"),
+        ("{m} arrange {a} > /dev/full", "no space left on device"),
+        ("{m} arrange --jsonl {many} -o /dev/full", "no space left on device"),
+        ("{m} arrange {a} >&-", "the output is closed"),
+        ("{m} arrange --jsonl {many} | head -c 10 > /dev/null", "broken pipe"),
+        ("{m} score --jsonl {many} --jobs 2 | head -c 10 > /dev/null", "broken pipe"),
+    ],
+)
+def test_a_write_that_fails_is_said_in_one_line_exit_2(tmp_path: Path, shell: str, why: str) -> None:
+    """A full disk, a reader gone or a closed standard output ended in a traceback, exit 1 (a refused
+    room's status), found by an attack on the command line; an -o that cannot be opened was said already."""
+    one, many = tmp_path / "a.json", tmp_path / "a.jsonl"
+    one.write_text(ARRANGE)
+    many.write_text(ARRANGE * 3000)
+    script = Path(sys.executable).with_name("maubinh")
+    command = shell.format(m=script, a=one, many=many)
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+    assert why in done.stderr and "not the whole answer" in done.stderr
