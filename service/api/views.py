@@ -247,7 +247,7 @@ def ruleset(ruleset_id: str) -> Response:
     cache_control = private_if_keyed(PINNED_CACHE if "@" in ruleset_id else "no-cache")
     headers = {"ETag": f'"{found.digest}"', "Cache-Control": cache_control}
     if request.if_none_match.contains_weak(found.digest):  # RFC 9110 13.1.2: If-None-Match compares weakly
-        return Response(status=304, headers=headers)
+        return Response(status=304, headers={**headers, "Vary": "Accept-Language"})  # the 200's (15.4.5)
     response = _ok(ruleset_json(found))
     response.headers.update(headers)
     return response

@@ -102,6 +102,8 @@ def test_a_ruleset_s_etag_is_its_digest_and_if_none_match_answers_304(client: Fl
     assert client.get("/v1/rulesets/maubinh-2020@7").status_code == 404
     weak = client.get("/v1/rulesets/maubinh-2020@1", headers={"If-None-Match": f'W/"{digest}"'})
     assert weak.status_code == 304  # If-None-Match compares weakly (RFC 9110 13.1.2), as a proxy may weaken a tag
+    for header in ("ETag", "Cache-Control", "Vary"):  # RFC 9110 15.4.5: the 304 says what the 200 would have
+        assert again.headers[header] == first.headers[header], header
 
 
 def test_the_listing_names_every_selectable_version(client: FlaskClient) -> None:
