@@ -267,7 +267,9 @@ class Catalogue:
         faults += [RulesetFault(("patch", *f.path), f.message, f.code) for f in unknown_deletions(patch)]
         new_id = patch.get("id")
         if "id" in patch:
-            if not isinstance(new_id, str) or not PLAIN_ID.fullmatch(new_id):
+            if new_id is None:  # a merge patch's null deletes: a ruleset without an id is none
+                faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_null", base=base.id)))
+            elif not isinstance(new_id, str) or not PLAIN_ID.fullmatch(new_id):
                 faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_pattern")))
             elif new_id in self.latest:
                 faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_taken", id=new_id)))

@@ -134,6 +134,15 @@ def test_a_patch_may_name_its_variant_but_not_after_a_known_ruleset() -> None:
     assert ("/ruleset/patch/id", "invalid_ruleset") in _refused(request)
 
 
+def test_a_patch_deleting_the_id_is_told_to_leave_it_out() -> None:
+    """A merge patch's null deletes: the refusal said what an id may be written with, which null is not."""
+    with pytest.raises(RoomRejected) as refused:
+        score_document(room({"base": "maubinh-bao", "patch": {"id": None}}, seat("P"), seat("Q")))
+    [fault] = [f for f in refused.value.faults if f.pointer == "/ruleset/patch/id"]
+    said = fault.message.render("en")
+    assert "null would delete" in said and "maubinh-bao~custom" in said
+
+
 FAULTS = [
     ({"sap_lang": 2}, "/ruleset/patch/sap_lang"),
     ({"version": "9"}, "/ruleset/patch/version"),
