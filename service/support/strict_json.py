@@ -22,8 +22,12 @@ class BadDocument(ValueError):
     """The body is not a JSON document this service reads (HTTP 400)."""
 
 
+def constant_fault(name: str) -> Text:
+    return Text("bad_json.constant", name=name)
+
+
 def _no_constants(name: str) -> Any:
-    raise BadDocument(Text("bad_json.constant", name=name))
+    raise BadDocument(constant_fault(name))
 
 
 MAX_KEY_CHARS = 256
@@ -31,29 +35,47 @@ MAX_KEY_CHARS = 256
 refused as it is read, before a fault could echo it."""
 
 
+def member_fault(key: str, before: dict[str, Any]) -> Text | None:
+    """Why ``key`` may not follow the members ``before`` it in one object, or None."""
+    if len(key) > MAX_KEY_CHARS:
+        return Text("bad_json.long_key", most=MAX_KEY_CHARS, key=key[:32])
+    if key in before:
+        return Text("bad_json.duplicate_key", key=key[:64])
+    return None
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
-        if len(key) > MAX_KEY_CHARS:
-            raise BadDocument(Text("bad_json.long_key", most=MAX_KEY_CHARS, key=key[:32]))
-        if key in out:
-            raise BadDocument(Text("bad_json.duplicate_key", key=key[:64]))
+        if (fault := member_fault(key, out)) is not None:
+            raise BadDocument(fault)
         out[key] = value
     return out
 
 
-def _exact_float(literal: str) -> float:
-    """A number written with a fraction or an exponent, refused when reading it would lose a fraction and
-    leave a whole number: ``10.000000000000000001`` would pass for the integer 10. (A whole number past
-    2**53 may read as another whole number: every integer field's range refuses it.) One too large for
-    any float (``1e400``) is refused too: it would read as infinity, which JSON has no word for (and no
-    canonical form, RFC 8785, to bind in a signed answer)."""
-    value = float(literal)
+def number_fault(literal: str, value: float) -> Text | None:
+    """Why a number written with a fraction or an exponent is refused, or None: when reading it would
+    lose a fraction and leave a whole number (``10.000000000000000001`` would pass for the integer 10; a
+    whole number past 2**53 may read as another whole number: every integer field's range refuses it),
+    or when it is too large for any float (``1e400``): it would read as infinity, which JSON has no word
+    for (and no canonical form, RFC 8785, to bind in a signed answer)."""
     if math.isinf(value):
-        raise BadDocument(Text("bad_json.huge_number", number=literal[:40]))
+        return Text("bad_json.huge_number", number=literal[:40])
     if value.is_integer() and (written := Decimal(literal)) != written.to_integral_value():
-        raise BadDocument(Text("bad_json.inexact_number", number=literal[:40], rounded=int(value)))
+        return Text("bad_json.inexact_number", number=literal[:40], rounded=int(value))
+    return None
+
+
+def _exact_float(literal: str) -> float:
+    value = float(literal)
+    if (fault := number_fault(literal, value)) is not None:
+        raise BadDocument(fault)
     return value
+
+
+def long_number_fault() -> Text:
+    """Python reads no integer of more than 4,300 digits (``sys.get_int_max_str_digits``)."""
+    return Text("bad_json.long_number", most=sys.get_int_max_str_digits())
 
 
 _DECODER: Final = json.JSONDecoder(
@@ -149,8 +171,16 @@ def loads(body: bytes | str) -> Any:
     return strictly(body)
 
 
+def _places() -> Any:
+    """service.support.json_places, which says where a refusal broke: imported by a refusal only."""
+    from service.support import json_places
+
+    return json_places
+
+
 def strictly(body: bytes | str) -> Any:
     """:func:`loads` without the fast path: what the fast path must agree with."""
+
     try:
         text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError as error:
@@ -164,13 +194,13 @@ def strictly(body: bytes | str) -> Any:
         what = JSON_ERRORS.get(error.msg, Named(error.msg, error.msg))
         raise BadDocument(Text("bad_json.syntax", error=what, line=error.lineno, column=error.colno)) from error
     except RecursionError as error:
-        raise BadDocument(Text("bad_json.too_deep")) from error
-    except BadDocument:
-        raise
+        raise BadDocument(_places().too_deep(text)) from error
+    except BadDocument as error:  # a rule of this reader's own: said again with where, read again to find it
+        raise BadDocument(_places().first_fault(text, error.args[0])) from None
     except ValueError as error:
-        if str(error).startswith("Exceeds the limit"):  # Python reads no integer of more than 4,300 digits
-            raise BadDocument(Text("bad_json.long_number", most=sys.get_int_max_str_digits())) from error
+        if str(error).startswith("Exceeds the limit"):
+            raise BadDocument(_places().first_fault(text, long_number_fault())) from error
         raise BadDocument(Text("bad_json.unreadable", error=str(error)[:120])) from error
     if "\\u" in text and SURROGATE_ESCAPE.search(text) and _lone_surrogate(document):  # the walk only after an escape
-        raise BadDocument(Text("bad_json.lone_surrogate"))
+        raise BadDocument(_places().lone_surrogate(document))
     return document

@@ -239,7 +239,7 @@ def test_a_compact_text_reads_as_the_same_text_with_white_space(compact: bytes) 
 
     spaced = compact.replace(b'":', b'": ').replace(b",", b", ")
     assert verdict(compact) == verdict(spaced) == verdict(compact.decode("utf-8"))
-    assert verdict(b'{"a":1,"a":2}') == "the key 'a' appears twice in one object"
+    assert verdict(b'{"a":1,"a":2}') == "the key 'a' appears twice in one object, at /a"
 
 
 def _verdict(read: Any, body: bytes) -> Any:
