@@ -268,7 +268,7 @@ class Catalogue:
         new_id = patch.get("id")
         if "id" in patch:
             if new_id is None:  # a merge patch's null deletes: a ruleset without an id is none
-                faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_null", base=base.id)))
+                faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_null", name=f"{base.id}{CUSTOM_SUFFIX}")))
             elif not isinstance(new_id, str) or not PLAIN_ID.fullmatch(new_id):
                 faults.append(RulesetFault(("patch", "id"), Text("ruleset.id_pattern")))
             elif new_id in self.latest:

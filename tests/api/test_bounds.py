@@ -303,7 +303,7 @@ def test_a_body_saved_with_a_byte_order_mark_is_read(client: FlaskClient) -> Non
         ),
         (
             b'{"stake": ' + b"1" * 4301 + b"}",
-            "a number of more than 4,300 digits; no number this service reads is so long",
+            "a number of more than 4,300 digits; no number this service reads is so long, at /stake",
         ),
     ],
     ids=["unterminated", "control character", "white space only", "4301 digits"],
@@ -430,7 +430,7 @@ def test_a_number_whose_fraction_reading_would_lose_is_refused(client: FlaskClie
     answer = client.post("/v1/score", data=body, content_type="application/json")
     assert answer.status_code == 400
     assert answer.get_json()["detail"] == (
-        "the number 10.000000000000000001 has more digits than it can be read with: it would pass for 10"
+        "the number 10.000000000000000001 has more digits than it can be read with: it would pass for 10, at /stake"
     )
     exact = unstaked + ', "stake": 1.0e3}'
     assert client.post("/v1/score", data=exact, content_type="application/json").get_json()["stake"] == 1000
