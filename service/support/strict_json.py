@@ -10,7 +10,6 @@ import json
 import math
 import re
 import sys
-from decimal import Decimal
 from typing import Any, Final
 
 import orjson
@@ -61,9 +60,30 @@ def number_fault(literal: str, value: float) -> Text | None:
     for (and no canonical form, RFC 8785, to bind in a signed answer)."""
     if math.isinf(value):
         return Text("bad_json.huge_number", number=literal[:40])
-    if value.is_integer() and (written := Decimal(literal)) != written.to_integral_value():
+    if value.is_integer() and not _whole(literal):
         return Text("bad_json.inexact_number", number=literal[:40], rounded=int(value))
     return None
+
+
+_NUMBER: Final = re.compile(r"-?(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?")
+
+
+def _whole(literal: str) -> bool:
+    """Whether ``literal`` (JSON's grammar) writes a whole number, exactly: read from its digits, not by
+    decimal arithmetic, which fails past its context's exponents (``1.5e-99999999999999999999999``
+    raised, a 500). Its digits ``m`` times ten to ``exponent − len(fraction)`` is whole when ``m`` is
+    zero, or when the exponent makes up for the fraction's digits that are not trailing zeros."""
+    found = _NUMBER.fullmatch(literal)
+    if found is None:
+        return True  # not JSON's: the reader refused it already
+    whole, fraction, exponent = found.group(1), found.group(2) or "", found.group(3) or "0"
+    digits = whole + fraction
+    if not digits.strip("0"):
+        return True
+    needed = len(fraction) - (len(digits) - len(digits.rstrip("0")))
+    if len(exponent.lstrip("+-")) > 18:  # past any fraction a text this long holds
+        return not exponent.startswith("-")
+    return int(exponent) >= needed
 
 
 def _exact_float(literal: str) -> float:

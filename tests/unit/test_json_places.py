@@ -40,6 +40,7 @@ def _said(text: str) -> str:
         (json.dumps(ROOM).replace("1000", "1e400"), "/stake"),
         (json.dumps(ROOM).replace("1000", "10.000000000000000001"), "/stake"),
         (json.dumps(ROOM).replace("1000", "9" * 5000), "/stake"),
+        (json.dumps(ROOM).replace("1000", "1.5e-99999999999999999999999"), "/stake"),
         (json.dumps({"a/b~c": {"k": 1}}).replace('"k": 1', '"k": 1, "k": 2'), "/a~1b~0c/k"),
         (json.dumps({**ROOM, "round_id": 0}).replace("0}", "[" * 3000 + "]" * 3000 + "}"), "/round_id/0/0/0/0/0/0/0/…"),
         (json.dumps({"k" * 300: 1}), "/" + "k" * 64 + "…"),
@@ -60,6 +61,8 @@ def test_the_first_place_in_the_text_s_order_is_named_or_none_where_the_text_can
     twice = Text("bad_json.duplicate_key", key="a")
     assert first_fault('{"a": 1, "a": 2, "b": {"a": 1, "a": 2}}', twice).render("en").endswith(", at /a")
     assert first_fault('{"b": {"a": 1, "a": 2}, "c": [1, {"a": 1, "a": 2}]}', twice).render("en").endswith(", at /b/a")
-    assert first_fault('{"b": {"\\ud800": 1}, "c": NaN}', twice).render("en").endswith("NaN is not JSON, at /c")
+    nan = Text("bad_json.constant", name="NaN")
+    assert first_fault('{"b": {"a": 1, "a": 2}, "c": NaN}', nan).render("en").endswith("NaN is not JSON, at /c")
+    assert first_fault('{"s": NaN, "p": [], "p": []}', nan).render("en").endswith(", at /s")  # the fault it raised
     assert first_fault('{"a": 1, "a": 2, "b": }', twice) is twice  # a syntax error after it: as it was
     assert pointer(()) == "/" and pointer(("", 0)) == "//0"
