@@ -13,6 +13,7 @@ from typing import Any, BinaryIO, NoReturn
 from service.rulesets.catalogue import RULESETS_DIR_ENV, Catalogue
 from service.rulesets.operator_folder import catalogue_for
 from service.serialize import dumps
+from service.support.printable import escaped
 from service.texts import DEFAULT_LANGUAGE, LANGUAGES, Language, Text
 
 EXIT_REJECTED = 1
@@ -21,14 +22,11 @@ EXIT_REJECTED = 1
 EXIT_USAGE = 2
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
 def on_terminal(text: str) -> str:
     """``text`` with its control characters written as escapes (``\\n``, ``\\x1b``, ``\\u202e``): what a
     file says (a round id, a key's kid, a file's name) then cannot start a line of its own, move the
     cursor, hide what follows or turn the text around on a terminal."""
-    return _UNPRINTABLE.sub(lambda found: found[0].encode("unicode_escape").decode(), text)
+    return escaped(text)
 
 
 def say(command: str, key: str, language: Language, **fields: Any) -> None:

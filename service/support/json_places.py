@@ -3,9 +3,10 @@
 nesting too deep. Its parser says what, not where; a text it refused is read here again, once.
 
 The text is read again by the same parser with hooks that mark a fault rather than raise it, and the
-first mark found by halving the document (:func:`_place`): a few times the reader's own time, on a
-refusal only. A nesting too deep, which no parser here reads, is found by walking the text itself, as
-far as the first container that deep and no further than :data:`WALKED` tokens.
+document walked, in the text's order, to the first mark of the fault the reader raised, as far as
+:data:`WALKED` values: the reader's own time again and a bounded walk, on a refusal only. A nesting
+too deep, which no parser here reads, is found by walking the text itself, as far as the first
+container that deep and no further than :data:`WALKED` tokens.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from json.decoder import scanstring  # type: ignore[attr-defined]  # the reader's own, in C
 from json.scanner import NUMBER_RE
 from typing import Any, Final
 
+from service.support.printable import escaped
 from service.support.strict_json import constant_fault, long_number_fault, member_fault, number_fault
 from service.texts import Text
 
@@ -27,7 +30,7 @@ Path = tuple[str | int, ...]
 DEEP: Final = 100
 """A nesting this deep is past any document the service reads: the first container at it is named."""
 WALKED: Final = 20_000
-"""The tokens a walk of the text reads at most, looking for that container (some 40 ms)."""
+"""The values (or the text's tokens) a search reads at most: some 40 ms, a few hundred rooms."""
 SHOWN_STEPS: Final = 8
 """A deeper pointer is shown this far, then ``/…``."""
 SHOWN_KEY: Final = 64
@@ -36,19 +39,31 @@ SHOWN_KEY: Final = 64
 
 @dataclass(frozen=True)
 class _Mark:
-    """Where a value would have been refused: its fault and, for a member's, the key."""
+    """A value the reader refused, in place of the value."""
 
     fault: Text
-    key: str | None = None
 
 
-def _members(pairs: list[tuple[str, Any]]) -> Any:
+class _Twice(dict[str, Any]):
+    """An object whose ``key`` the reader refused (written twice, or too long): its members kept, so
+    that a fault among them that the reader met first is found first."""
+
+    fault: Text
+    key: str
+
+
+def _members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    twice: tuple[Text, str] | None = None
     for key, value in pairs:
-        if (fault := member_fault(key, out)) is not None:
-            return _Mark(fault, key)
-        out[key] = value
-    return out
+        if twice is None and (fault := member_fault(key, out)) is not None:
+            twice = (fault, key)
+        out.setdefault(key, value)
+    if twice is None:
+        return out
+    marked = _Twice(out)
+    marked.fault, marked.key = twice
+    return marked
 
 
 def _float(literal: str) -> Any:
@@ -69,48 +84,30 @@ _MARKING: Final = json.JSONDecoder(
 )
 
 
-def _marked(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except TypeError:  # a mark is no JSON
-        return True
-    return False
+def _children(value: Any) -> Iterator[tuple[str | int, Any]]:
+    return iter(value.items()) if isinstance(value, dict) else enumerate(value)
 
 
-def _unwritable(value: Any) -> bool:
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate is no UTF-8
-        return True
-    return False
-
-
-def _place(document: Any, found: Callable[[Any], bool]) -> tuple[Path, Any]:
-    """The path to the first value of ``document`` (or key: then the value is None) in which ``found``
-    finds what it looks for, and that value. Each level is halved and its halves written by the C
-    encoder, so the search costs about what writing the document twice does (a walk in Python of 100,000
-    members took 0.45 s)."""
+def _walk(document: Any) -> Iterator[tuple[list[str | int], Any]]:
+    """Each value of ``document`` with its path, in the text's order; a container's members are read
+    as they are reached, so a walk cut short costs what it read. The path is one list, changed as the
+    walk goes (a copy for each value cost as much as the value was deep): keep a copy of it."""
     path: list[str | int] = []
-    value = document
-    while isinstance(value, dict | list) and value:
-        items = list(value.items()) if isinstance(value, dict) else value
-        low, high = 0, len(items)
-        while high - low > 1:
-            middle = (low + high) // 2
-            half = items[low:middle]
-            if found(dict(half) if isinstance(value, dict) else half):
-                high = middle
-            else:
-                low = middle
-        if isinstance(value, dict):
-            key, value = items[low]
-            path.append(key)
-            if found({key: None}):
-                return tuple(path), None
+    yield path, document
+    stack: list[Iterator[tuple[str | int, Any]]] = [_children(document)] if isinstance(document, dict | list) else []
+    while stack:
+        member = next(stack[-1], None)
+        if member is None:
+            stack.pop()
+            if path:
+                path.pop()
+            continue
+        path.append(member[0])
+        yield path, member[1]
+        if isinstance(member[1], dict | list):
+            stack.append(_children(member[1]))
         else:
-            path.append(low)
-            value = items[low]
-    return tuple(path), value
+            path.pop()
 
 
 def _at(fault: Text, path: Path) -> Text:
@@ -118,21 +115,34 @@ def _at(fault: Text, path: Path) -> Text:
 
 
 def first_fault(text: str, fault: Text) -> Text:
-    """The first fault of the reader's own in ``text``, which it refused for ``fault``, and where; or
-    ``fault`` as it was, where the text cannot be read again (a syntax error after it, say)."""
+    """``fault``, which the reader refused ``text`` for, and where: the first place in the text's order
+    with that fault, among the first :data:`WALKED` values; or ``fault`` as it was, where the text
+    cannot be read again (a syntax error after it, say) or the place lies past them."""
     try:
         marked = _MARKING.decode(text)
     except (ValueError, RecursionError):
         return fault
-    path, mark = _place(marked, _marked)
-    if not isinstance(mark, _Mark):
-        return fault
-    return _at(mark.fault, (*path, mark.key) if mark.key is not None else path)
+    for path, value in islice(_walk(marked), WALKED):
+        if isinstance(value, _Mark) and value.fault == fault:
+            return _at(fault, tuple(path))
+        if isinstance(value, _Twice) and value.fault == fault:
+            return _at(fault, (*path, value.key))
+    return fault
+
+
+_LONE: Final = re.compile("[\ud800-\udfff]")
 
 
 def lone_surrogate(document: Any) -> Text:
-    """The lone surrogate's fault, at the first key or string holding one."""
-    return _at(Text("bad_json.lone_surrogate"), _place(document, _unwritable)[0])
+    """The lone surrogate's fault, at the first key or string holding one among the first :data:`WALKED`
+    values."""
+    fault = Text("bad_json.lone_surrogate")
+    for path, value in islice(_walk(document), WALKED):
+        if (path and isinstance(path[-1], str) and _LONE.search(path[-1])) or (
+            isinstance(value, str) and _LONE.search(value)
+        ):
+            return _at(fault, tuple(path))
+    return fault
 
 
 _SPACE: Final = re.compile(r"[ \t\n\r]*")
@@ -203,16 +213,9 @@ def too_deep(text: str) -> Text:
     return fault
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _escaped(surrogate: re.Match[str]) -> str:
-    """A lone surrogate as JSON escapes it: a message holding one could not be written as UTF-8."""
-    return f"\\u{ord(surrogate.group()):04x}"
-
-
 def pointer(path: Path) -> str:
-    """RFC 6901, shown at most :data:`SHOWN_STEPS` steps deep and :data:`SHOWN_KEY` characters a step."""
+    """RFC 6901, shown at most :data:`SHOWN_STEPS` steps deep and :data:`SHOWN_KEY` characters a step, its
+    control characters and lone surrogates escaped: a refusal stays one line, and can be written."""
     shown = [step if len(str(step)) <= SHOWN_KEY else f"{str(step)[:SHOWN_KEY]}…" for step in path[:SHOWN_STEPS]]
-    steps = [_SURROGATE.sub(_escaped, str(step).replace("~", "~0").replace("/", "~1")) for step in shown]
+    steps = [escaped(str(step).replace("~", "~0").replace("/", "~1")) for step in shown]
     return "/" + "/".join(steps) + ("/…" if len(path) > SHOWN_STEPS else "")
