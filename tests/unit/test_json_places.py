@@ -5,9 +5,13 @@ syntax error says its line and column)."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from service.support import strict_json
 from service.support.json_places import first_fault, pointer
 from service.support.strict_json import BadDocument, strictly
 from service.texts import Text
@@ -66,3 +70,18 @@ def test_the_first_place_in_the_text_s_order_is_named_or_none_where_the_text_can
     assert first_fault('{"s": NaN, "p": [], "p": []}', nan).render("en").endswith(", at /s")  # the fault it raised
     assert first_fault('{"a": 1, "a": 2, "b": }', twice) is twice  # a syntax error after it: as it was
     assert pointer(()) == "/" and pointer(("", 0)) == "//0"
+
+
+@settings(max_examples=2000)
+@given(
+    st.integers(0, 10**12),
+    st.text("0123456789", max_size=6),
+    st.one_of(st.none(), st.integers(-30, 30)),
+)
+def test_a_whole_number_is_told_from_its_digits_as_decimal_tells_it(
+    whole: int, fraction: str, exponent: int | None
+) -> None:
+    """strict_json reads whether a literal is whole from its digits (decimal's arithmetic raised past its
+    context's exponents): the same verdict as Decimal's wherever Decimal can give one."""
+    literal = str(whole) + (f".{fraction}" if fraction else "") + (f"e{exponent}" if exponent is not None else "")
+    assert strict_json._whole(literal) == (Decimal(literal) == Decimal(literal).to_integral_value())
