@@ -10,7 +10,7 @@ from typing import Any
 
 from service.bulk.lines import LineCapError, max_line_bytes
 from service.bulk.workers import WorkerLost
-from service.cli import operations, standard_output
+from service.cli import operations, standard_streams
 from service.cli.shared import EXIT_USAGE, Helped, Parser, chosen_language, service_catalogue
 from service.documents import OPERATIONS
 from service.rulesets.operator_folder import OperatorFileError
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     language = chosen_language(words)
     command = words[0] if words and not words[0].startswith("-") else ""
-    standard_output.stand_in_if_closed()
+    standard_streams.stand_in()
     try:
         args = _parser(language, words).parse_args(words)
         command, language = args.command, getattr(args, "lang", language)
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"maubinh {command}: {Text('cli.worker_lost').render(language)}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as error:  # a write that failed mid-run (a full disk, a reader gone): said, never a traceback
-        standard_output.let_go()
+        standard_streams.let_go()
         said = Text("cli.stopped_on_os_error", error=os_error(error)).render(language)
         print(f"maubinh {command}: {said}".replace("maubinh :", "maubinh:"), file=sys.stderr)
         return EXIT_USAGE

@@ -406,3 +406,30 @@ def test_a_write_that_fails_is_said_in_one_line_exit_2(tmp_path: Path, shell: st
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
     assert why in done.stderr and "not the whole answer" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("shell", "status", "lines"),
+    [
+        ("{m} arrange --jsonl {many} > {out} 2>/dev/full", 0, 3000),
+        ("{m} arrange --jsonl {many} > {out} 2>&-", 0, 3000),
+        ("{m} arrange {many}.missing > {out} 2>/dev/full", 2, 0),
+        ("{m} arrange --jsonl {many} > /dev/full 2>&-", 2, 0),
+        ("{m} arrange - < /dev/null > {out} 2>&-", 1, 1),
+        ("{m} arrange {a} > {out} <&- 2>&-", 0, 1),
+    ],
+)
+def test_a_standard_error_that_cannot_be_written_costs_what_it_would_have_said_only(
+    tmp_path: Path, shell: str, status: int, lines: int
+) -> None:
+    """With 2>/dev/full a finished run exited 1 (a failed message was taken for a failed output), and with
+    2>&- the summary went to standard output, after the answers (found by an attack)."""
+    one, many, out = tmp_path / "a.json", tmp_path / "a.jsonl", tmp_path / "out"
+    one.write_text(ARRANGE)
+    many.write_text(ARRANGE * 3000)
+    script = Path(sys.executable).with_name("maubinh")
+    command = shell.format(m=script, a=one, many=many, out=out)
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
+    assert done.returncode == status
+    written = out.read_text().splitlines() if out.exists() else []
+    assert len(written) == lines and all(line.startswith("{") for line in written)
