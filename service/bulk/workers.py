@@ -40,54 +40,91 @@ def mapped(
     set_up = context.Value("i", 0)
     frozen = gc.get_freeze_count() > 0  # as a command's entry point leaves it
     gc.freeze()  # kept out of the workers' collections, what they inherit stays shared, not copied on write
-    handler = _default_sigterm()
+    stops = _Stops()
     pool = context.Pool(jobs, initializer=_started, initargs=(start, arguments, set_up))
     try:
-        yield _watched(pool.imap(function, items), set_up, jobs)
+        yield _watched(pool.imap(function, items), set_up, jobs, stops.deliver)
     except BaseException:  # the run ends here: the shares still queued are not worked through first
         pool.terminate()
         raise
     finally:
         pool.close()
         pool.join()
-        if handler is not None:
-            signal.signal(signal.SIGTERM, handler)
+        stops.given_back()
         if not frozen:  # a process that did not freeze its collector (a test, a Spark task) gets it back whole
             gc.unfreeze()
+        stops.deliver()  # a stop that came as the run ended
 
 
-def _default_sigterm() -> Any:
-    """SIGTERM's default while the pool lives, and the handler it replaced (None if none): a worker the
-    pool forks to replace a dead one takes the parent's handler with it, and one that took ``terminate``'s
-    SIGTERM with that handler, before setting its own, lived on and the run waited on it for ever."""
-    import threading
+class _Stops:
+    """SIGTERM and SIGINT while a pool lives. A worker the pool forks to replace a dead one takes the
+    parent's handlers with it, and one that took ``terminate``'s SIGTERM with a handler that does not end
+    it (a log server's, a test's), before setting its own, lived on and the run waited on it for ever: a
+    worker now ends. The parent's own handler runs where the run waits for a share, never within the
+    pool's locks (raised within them, the command line's left a lock released twice)."""
 
-    handler = signal.getsignal(signal.SIGTERM)
-    if handler in (signal.SIG_DFL, None) or threading.current_thread() is not threading.main_thread():
-        return None  # off the main thread a handler cannot be set: the workers set their own first thing
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    return handler
+    def __init__(self) -> None:
+        import os
+        import threading
+
+        self.parent = os.getpid()
+        self.pending: list[tuple[int, Any]] = []
+        self.before: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():  # a handler is set from there only
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self.before[signum] = signal.signal(signum, self._caught)
+
+    def _caught(self, signum: int, frame: Any) -> None:
+        import os
+
+        if os.getpid() != self.parent:
+            os._exit(128 + signum)  # a worker not yet set up: a stop means it ends
+        self.pending.append((signum, frame))
+
+    def deliver(self) -> None:
+        """The parent's handlers for the signals that came, run here and now."""
+        import os
+
+        while self.pending:
+            signum, frame = self.pending.pop(0)
+            before = self.before[signum]
+            if callable(before):
+                before(signum, frame)
+            elif before != signal.SIG_IGN:
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(self.parent, signum)
+
+    def given_back(self) -> None:
+        for signum, before in self.before.items():
+            signal.signal(signum, before if before is not None else signal.SIG_DFL)
 
 
-def _watched(results: Any, set_up: Any, jobs: int) -> Iterator[Result]:
+def _watched(results: Any, set_up: Any, jobs: int, stopped: Callable[[], None]) -> Iterator[Result]:
     """``results`` as they come, or :class:`WorkerLost`: the pool replaces a worker that dies but loses
-    its share, whose result then never comes; a worker set up past the first ``jobs`` says one died."""
+    its share, whose result then never comes; a worker set up past the first ``jobs`` says one died.
+    ``stopped`` runs the handler of a stop signal that came meanwhile."""
     import multiprocessing
 
     while True:
         try:
-            yield results.next(_WATCH_SECONDS)
+            result = results.next(_WATCH_SECONDS)
         except StopIteration:
             return
         except multiprocessing.TimeoutError:
+            stopped()
             if set_up.value > jobs:
                 raise WorkerLost from None
+            continue
+        stopped()
+        yield result
 
 
 def _started(start: Callable[..., None], arguments: tuple[Any, ...], set_up: Any) -> None:
     """A worker set up: SIGTERM ends it, whatever handler its parent had (a log server's, a test's), so
-    that a run that fails can stop its workers (``terminate`` sends it) and never waits on one."""
+    that a run that fails can stop its workers (``terminate`` sends it) and never waits on one; SIGINT
+    is its parent's to act on (each worker wrote a traceback of its own)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops the run
     with set_up.get_lock():
         set_up.value += 1
     start(*arguments)

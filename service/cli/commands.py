@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
@@ -76,23 +78,44 @@ def _parser(language: Language = DEFAULT_LANGUAGE, words: Sequence[str] = ()) ->
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM, as a command takes it: the run stops as Ctrl-C stops it, and a half-written table is
+    removed (it ended at once, its workers writing tracebacks after it, its table without a footer)."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     language = chosen_language(words)
     command = words[0] if words and not words[0].startswith("-") else ""
     standard_streams.stand_in()
+    at_home = threading.current_thread() is threading.main_thread()  # a handler is set from there only
+    before = signal.signal(signal.SIGTERM, _terminated) if at_home else None
     try:
         args = _parser(language, words).parse_args(words)
         command, language = args.command, getattr(args, "lang", language)
         return _run(args)
     except WorkerLost:  # whichever bulk command it was: a run with a share missing is said, never waited on
-        print(f"maubinh {command}: {Text('cli.worker_lost').render(language)}", file=sys.stderr)
-        return EXIT_USAGE
+        return _stopped(command, Text("cli.worker_lost"), language, EXIT_USAGE)
+    except KeyboardInterrupt:
+        return _stopped(command, Text("cli.interrupted", signal="Ctrl-C (SIGINT)"), language, 128 + signal.SIGINT)
+    except Terminated:
+        return _stopped(command, Text("cli.interrupted", signal="SIGTERM"), language, 128 + signal.SIGTERM)
     except OSError as error:  # a write that failed mid-run (a full disk, a reader gone): said, never a traceback
         standard_streams.let_go()
-        said = Text("cli.stopped_on_os_error", error=os_error(error)).render(language)
-        print(f"maubinh {command}: {said}".replace("maubinh :", "maubinh:"), file=sys.stderr)
-        return EXIT_USAGE
+        return _stopped(command, Text("cli.stopped_on_os_error", error=os_error(error)), language, EXIT_USAGE)
+    finally:
+        if at_home and before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _stopped(command: str, said: Text, language: Language, status: int) -> int:
+    """A run that stopped, said in one line; ``status`` is its exit status."""
+    print(f"maubinh {command}: {said.render(language)}".replace("maubinh :", "maubinh:"), file=sys.stderr)
+    return status
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -187,7 +187,6 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         return EXIT_USAGE
     from service.bulk import table_runs
     from service.bulk.room_table import NotATable, checked
-    from service.bulk.workers import WorkerLost
 
     if getattr(args, "report", None) or (name == "verify" and getattr(args, "format", "json") == "parquet"):
         say(name, "cli.tables_read_jsonl", args.lang)  # the table's answers are JSON lines: never dropped unsaid
@@ -221,7 +220,7 @@ def _rooms_operation(name: str, args: argparse.Namespace, catalogue: Catalogue) 
         out = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115 - closed below
         try:
             done = table_runs.verify(args.rooms, catalogue, out, args.lang, args.jobs)
-        except (NotATable, WorkerLost):  # a row group found bad, or a worker lost, after others were answered
+        except BaseException:  # a row group found bad, a worker lost or the run stopped, after others were answered
             if out is not sys.stdout.buffer:
                 out.close()
                 remove_half_written(args.output)

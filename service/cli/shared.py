@@ -100,6 +100,13 @@ class Parser(argparse.ArgumentParser):
     def format_help(self) -> str:
         return _headings_said(super().format_help(), self.language)
 
+    def print_help(self, file: Any = None) -> None:
+        """As argparse's, but a help that cannot be written is said as any output is (argparse drops the
+        error: ``--help > /dev/full`` said nothing and exited 0)."""
+        out = file if file is not None else sys.stdout
+        out.write(self.format_help())
+        out.flush()
+
     def error(self, message: str) -> NoReturn:
         said = message
         for pattern, key in USAGE_ERRORS:

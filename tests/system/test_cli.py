@@ -392,6 +392,8 @@ ARRANGE = '{"ruleset":"maubinh-2020","cards":["AS","KD","QS","JC","9S","9H","8H"
         ("{m} arrange {a} >&-", "the output is closed"),
         ("{m} arrange --jsonl {many} | head -c 10 > /dev/null", "broken pipe"),
         ("{m} score --jsonl {many} --jobs 2 | head -c 10 > /dev/null", "broken pipe"),
+        ("{m} score --help > /dev/full", "no space left on device"),
+        ("{m} --help >&-", "the output is closed"),
     ],
 )
 def test_a_write_that_fails_is_said_in_one_line_exit_2(tmp_path: Path, shell: str, why: str) -> None:

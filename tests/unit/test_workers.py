@@ -215,3 +215,68 @@ def test_a_worker_forked_after_one_died_is_stopped_whatever_the_parent_s_sigterm
         assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the parent's handler given back
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def _killed_by_sigterm(chunk: object) -> object:
+    os.kill(os.getppid(), signal.SIGTERM)
+    time.sleep(5)
+    return chunk
+
+
+def _killed_by_sigint(chunk: object) -> object:
+    os.kill(os.getppid(), signal.SIGINT)
+    time.sleep(5)
+    return chunk
+
+
+@pytest.mark.parametrize(
+    ("told", "status", "said"),
+    [(_killed_by_sigterm, 143, "stopped by SIGTERM"), (_killed_by_sigint, 130, "stopped by Ctrl-C (SIGINT)")],
+)
+def test_a_run_told_to_stop_stops_its_workers_and_says_so(
+    told: Any,
+    status: int,
+    said: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before, SIGTERM ended the parent at once and its workers wrote tracebacks after it; Ctrl-C wrote a
+    traceback from the parent and one from each worker (found by an attack)."""
+    from audit_lines import MONTH, RULES
+
+    from service.bulk import jsonl
+    from service.cli import main
+
+    monkeypatch.setenv("MAUBINH_RULESETS_DIR", str(RULES))
+    monkeypatch.setattr(jsonl, "_answer_chunk", told)
+    with _at_most(30):
+        assert main(["score", "--jsonl", str(MONTH), "--jobs", "2", "-o", str(tmp_path / "out.jsonl")]) == status
+    assert capsys.readouterr().err.strip().endswith(f"{said}; what it wrote is not the whole answer")
+    import multiprocessing
+
+    assert multiprocessing.active_children() == []
+
+
+def test_a_table_half_written_when_sigterm_came_is_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """score --rooms left a Parquet file without its footer."""
+    from audit_lines import MONTH, RULES
+
+    from service.bulk import table_runs
+    from service.cli import main
+
+    monkeypatch.setenv("MAUBINH_RULESETS_DIR", str(RULES))
+    table, out = tmp_path / "rooms.parquet", tmp_path / "amounts.parquet"
+    assert main(["rooms", str(MONTH), "-o", str(table)]) == 0
+    real = table_runs._score_group
+
+    def stopped(share: Any) -> bytes:
+        written = real(share)
+        os.kill(os.getpid(), signal.SIGTERM)  # in this process: --jobs 1
+        return written
+
+    monkeypatch.setattr(table_runs, "_score_group", stopped)
+    assert main(["score", "--rooms", str(table), "-o", str(out), "--jobs", "1"]) == 143
+    assert not out.exists()
