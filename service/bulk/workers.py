@@ -6,7 +6,7 @@ import gc
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -50,53 +50,39 @@ def mapped(
     finally:
         pool.close()
         pool.join()
-        stops.given_back()
         if not frozen:  # a process that did not freeze its collector (a test, a Spark task) gets it back whole
             gc.unfreeze()
-        stops.deliver()  # a stop that came as the run ended
+        stops.given_back()  # a stop that came as the run ended is acted on here
+
+
+_STOPS: Final = {signal.SIGTERM, signal.SIGINT}
 
 
 class _Stops:
-    """SIGTERM and SIGINT while a pool lives. A worker the pool forks to replace a dead one takes the
-    parent's handlers with it, and one that took ``terminate``'s SIGTERM with a handler that does not end
-    it (a log server's, a test's), before setting its own, lived on and the run waited on it for ever: a
-    worker now ends. The parent's own handler runs where the run waits for a share, never within the
-    pool's locks (raised within them, the command line's left a lock released twice)."""
+    """SIGTERM and SIGINT held back while a pool lives, and let through where the run waits for a share.
+    The pool's threads, and the workers they fork to replace dead ones, are born holding them too: a
+    worker lets them through once it has set its own dispositions, so one that ``terminate`` signalled
+    while still being born ends then. Before, a worker born with its parent's handler that took SIGTERM
+    in that moment lived on, and the run waited on it for ever; and the parent's handler, run within the
+    pool's locks, left a lock released twice."""
 
     def __init__(self) -> None:
-        import os
         import threading
 
-        self.parent = os.getpid()
-        self.pending: list[tuple[int, Any]] = []
-        self.before: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():  # a handler is set from there only
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                self.before[signum] = signal.signal(signum, self._caught)
-
-    def _caught(self, signum: int, frame: Any) -> None:
-        import os
-
-        if os.getpid() != self.parent:
-            os._exit(128 + signum)  # a worker not yet set up: a stop means it ends
-        self.pending.append((signum, frame))
+        self.held = threading.current_thread() is threading.main_thread()  # else the signals reach it
+        if self.held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
 
     def deliver(self) -> None:
-        """The parent's handlers for the signals that came, run here and now."""
-        import os
-
-        while self.pending:
-            signum, frame = self.pending.pop(0)
-            before = self.before[signum]
-            if callable(before):
-                before(signum, frame)
-            elif before != signal.SIG_IGN:
-                signal.signal(signum, signal.SIG_DFL)
-                os.kill(self.parent, signum)
+        """The parent's handler for a stop that came, run here and now (it raises, for the command line)."""
+        if self.held and signal.sigpending() & _STOPS:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # the handler runs as this returns
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
 
     def given_back(self) -> None:
-        for signum, before in self.before.items():
-            signal.signal(signum, before if before is not None else signal.SIG_DFL)
+        if self.held:
+            self.held = False
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def _watched(results: Any, set_up: Any, jobs: int, stopped: Callable[[], None]) -> Iterator[Result]:
@@ -125,6 +111,7 @@ def _started(start: Callable[..., None], arguments: tuple[Any, ...], set_up: Any
     is its parent's to act on (each worker wrote a traceback of its own)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops the run
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # a SIGTERM held since its birth ends it now
     with set_up.get_lock():
         set_up.value += 1
     start(*arguments)
