@@ -224,9 +224,13 @@ def check(
     from service.trust.receipt_reading import read_body, read_signed_answer
 
     try:
-        request, answer = read_body(request_body), read_signed_answer(body)
-    except BadDocument:
-        raise ReceiptFault("room_digest", Text("receipts.why_not_json")) from None
+        request = read_body(request_body)
+    except BadDocument as error:
+        raise ReceiptFault("room_digest", Text("receipts.why_request_not_json", why=error.args[0])) from None
+    try:
+        answer = read_signed_answer(body)
+    except BadDocument as error:
+        raise ReceiptFault("room_digest", Text("receipts.why_answer_not_json", why=error.args[0])) from None
     if read is not None:
         read(path, request, answer)
     _answer_fits_route(path, status, answer)

@@ -125,6 +125,15 @@ def test_each_kind_of_fault_has_its_code() -> None:
     assert record["code"] == "unreadable" and "not JSON" in record["message"]
 
 
+def test_a_request_body_that_is_no_json_is_said_with_why_and_where() -> None:
+    """It was "the request or the answer is not JSON": which, and why, went unsaid (found by an attack)."""
+    made = MAKER.receipt(ROOM)
+    made["request"]["body"] = made["request"]["body"].replace('"stake":', '"stake": NaN, "stake":', 1)
+    record, _ = checker()(json.dumps(made).encode())
+    assert record["code"] == "room_digest_mismatch"
+    assert "the request's body is not JSON: NaN is not JSON, at /stake" in record["message"]
+
+
 def _run(
     tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], *paths: str, more: tuple[str, ...] = ()
 ) -> tuple[int, list[dict[str, Any]], str]:
