@@ -17,7 +17,7 @@ SERVE_STAMP := $(VENV)/.serve-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 # The compiled modules (setup.py) are rebuilt whenever their source changes.
 SOURCES := pyproject.toml setup.py $(wildcard service/scoring/*.py) service/serialize.py service/game/hand_strengths.py service/game/hands.py service/game/patterns.py \
-	service/game/hand_words.py service/support/strict_json.py service/trust/canonical_json.py service/documents.py $(wildcard service/validation/*.py) \
+	service/game/hand_words.py service/support/strict_json.py service/support/json_rules.py service/trust/canonical_json.py service/documents.py $(wildcard service/validation/*.py) \
 	service/bulk/engine.py service/trust/rulings_in_bulk.py service/trust/receipts.py service/trust/receipt_lines.py service/trust/answer_signatures.py
 
 $(BIN)/python:

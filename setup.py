@@ -24,6 +24,7 @@ COMPILED = [
     "service/game/patterns.py",
     "service/game/hand_words.py",
     "service/support/strict_json.py",
+    "service/support/json_rules.py",
     "service/trust/canonical_json.py",
     "service/validation/bounds.py",
     "service/validation/room_rules.py",

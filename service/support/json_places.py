@@ -1,6 +1,7 @@
-"""Where in a JSON text the strict reader's rule broke (service.support.strict_json): the JSON pointer
-(RFC 6901) of a key written twice or too long, NaN, a number it cannot read, a lone surrogate or a
-nesting too deep. Its parser says what, not where; a text it refused is read here again, once.
+"""Where in a JSON text the strict reader (service.support.strict_json) found one of its rules
+(service.support.json_rules) broken: the JSON pointer (RFC 6901) of a key written twice or too long,
+NaN, a number it cannot read, a lone surrogate or a nesting too deep. Its parser says what, not
+where; a text it refused is read here again, once.
 
 The text is read again by the same parser with hooks that mark a fault rather than raise it, and the
 document walked, in the text's order, to the first mark of the fault the reader raised, as far as
@@ -21,8 +22,8 @@ from json.decoder import scanstring  # type: ignore[attr-defined]  # the reader'
 from json.scanner import NUMBER_RE
 from typing import Any, Final
 
+from service.support.json_rules import constant_fault, long_number_fault, member_fault, number_fault
 from service.support.printable import escaped
-from service.support.strict_json import constant_fault, long_number_fault, member_fault, number_fault
 from service.texts import Text
 
 Path = tuple[str | int, ...]

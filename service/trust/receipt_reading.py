@@ -17,7 +17,8 @@ from typing import Annotated, Any, Final, TypedDict
 import msgspec
 import orjson
 
-from service.support.strict_json import MAX_KEY_CHARS, BadDocument, loads, most_values
+from service.support.json_rules import MAX_KEY_CHARS
+from service.support.strict_json import BadDocument, loads, most_values
 from service.texts import Text
 
 Whole = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.support import strict_json
+from service.support import json_rules
 from service.support.json_places import first_fault, pointer
 from service.support.strict_json import BadDocument, strictly
 from service.texts import Text
@@ -84,4 +84,4 @@ def test_a_whole_number_is_told_from_its_digits_as_decimal_tells_it(
     """strict_json reads whether a literal is whole from its digits (decimal's arithmetic raised past its
     context's exponents): the same verdict as Decimal's wherever Decimal can give one."""
     literal = str(whole) + (f".{fraction}" if fraction else "") + (f"e{exponent}" if exponent is not None else "")
-    assert strict_json._whole(literal) == (Decimal(literal) == Decimal(literal).to_integral_value())
+    assert json_rules.whole(literal) == (Decimal(literal) == Decimal(literal).to_integral_value())
